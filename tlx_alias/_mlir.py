@@ -1,0 +1,38 @@
+"""The one place that imports the upstream MLIR Python bindings.
+
+Prefers a real `mlir` package, then `torch_mlir` (the default dependency), then
+`jaxlib.mlir` (present on the GPU machines). Everything else imports `ir` and
+`passmanager` from here so the provider can change without touching passes.
+"""
+
+import importlib
+
+_PROVIDERS = ("mlir", "torch_mlir", "jaxlib.mlir")
+
+
+def _load():
+    errors = []
+    for root in _PROVIDERS:
+        try:
+            ir_mod = importlib.import_module(f"{root}.ir")
+            pm_mod = importlib.import_module(f"{root}.passmanager")
+        except ImportError as exc:  # try the next provider
+            errors.append(f"{root}: {exc}")
+            continue
+        if not hasattr(pm_mod.PassManager, "add"):
+            errors.append(f"{root}: PassManager.add (Python passes) missing")
+            continue
+        return root, ir_mod, pm_mod
+    raise ImportError(
+        "tlx-alias needs the upstream MLIR Python bindings; install `torch-mlir==20261001` "
+        "(or provide `mlir` / `jaxlib.mlir`). Tried: " + "; ".join(errors))
+
+
+PROVIDER, ir, passmanager = _load()
+
+
+def new_context():
+    """A context that parses Triton's dialects as unregistered (generic form) ops."""
+    ctx = ir.Context()
+    ctx.allow_unregistered_dialects = True
+    return ctx
