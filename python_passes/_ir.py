@@ -1,0 +1,111 @@
+"""Small helpers over the upstream MLIR bindings shared by the tlx passes.
+
+Triton's ops are unregistered here: we read and write them by name, attributes and operands.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from tlx_alias import memdesc
+from tlx_alias._mlir import ir
+from tlx_alias.errors import TlxAliasError
+
+
+@dataclass
+class PassContext:
+    """What every pass of one pipeline run can see: alias definitions, target, diagnostics."""
+    aliases: dict = field(default_factory=dict)
+    target: str | None = None          # "cuda:90", "cuda:100" ...
+    warnings: list = field(default_factory=list)   # (src, message)
+    error: TlxAliasError | None = None
+
+    def warn(self, op, message: str):
+        self.warnings.append((src_of(op), message))
+
+
+def walk(op):
+    """Pre-order list of every operation nested in `op` (including `op`)."""
+    out = []
+
+    def rec(o):
+        out.append(o)
+        for region in o.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    rec(inner.operation)
+    rec(op.operation if hasattr(op, "operation") else op)
+    return out
+
+
+def ops_named(module, *names):
+    return [o for o in walk(module) if o.name in names]
+
+
+def str_attr(op, name, default=None):
+    attrs = op.attributes
+    if name not in attrs:
+        return default
+    return ir.StringAttr(attrs[name]).value
+
+
+def int_attr(op, name, default=None):
+    attrs = op.attributes
+    if name not in attrs:
+        return default
+    return ir.IntegerAttr(attrs[name]).value
+
+
+def ints_attr(op, name):
+    attrs = op.attributes
+    if name not in attrs:
+        return []
+    return list(ir.DenseI64ArrayAttr(attrs[name]))
+
+
+def set_str(op, name, value: str):
+    op.attributes[name] = ir.StringAttr.get(value)
+
+
+def set_int(op, name, value: int, bits=64):
+    op.attributes[name] = ir.IntegerAttr.get(ir.IntegerType.get_signless(bits), value)
+
+
+def set_ints(op, name, values):
+    op.attributes[name] = ir.DenseI64ArrayAttr.get(list(values))
+
+
+_LOC_RE = re.compile(r'"([^"]+)":(\d+)(?::(\d+))?')
+
+
+def src_of(op) -> str | None:
+    """The user's source line for `op`: its `tlx.src` tag, else its own file location."""
+    src = str_attr(op, "tlx.src")
+    if src:
+        return src
+    m = _LOC_RE.search(str(op.location))
+    return f"{m.group(1)}:{m.group(2)}" if m else None
+
+
+def fail(op, where: str, problem: str, fix: str, src: str | None = None):
+    raise TlxAliasError(where, problem, fix, src or src_of(op))
+
+
+def memdesc_of(value):
+    return memdesc.parse(str(value.type))
+
+
+def type_of(text: str):
+    return ir.Type.parse(text)
+
+
+def display_name(op) -> str:
+    """A readable name for an aliased allocation: the Python variable if known, else its id."""
+    name = str_attr(op, "tlx.name")
+    if name:
+        return name
+    m = re.match(r'loc\("([A-Za-z_][A-Za-z0-9_]*)"\(', str(op.location))
+    if m:
+        return m.group(1)
+    return str_attr(op, "tlx.alloc") or op.result.get_name()

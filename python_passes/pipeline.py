@@ -1,0 +1,57 @@
+"""Run tlx passes on an upstream-bindings module through a PassManager of Python passes.
+
+Each pass is added with `PassManager.add(callable, name=...)`. A pass that meets a user mistake raises
+TlxAliasError; the callable records it and signals failure, and `run` raises it again outside MLIR.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from tlx_alias._mlir import passmanager
+from tlx_alias.errors import TlxAliasError, TlxAliasWarning
+
+from . import PIPELINE, get_all_passes
+from ._ir import PassContext
+
+
+def run(module, names=PIPELINE, aliases=None, target=None, ctx: PassContext | None = None) -> PassContext:
+    ctx = ctx or PassContext(aliases=dict(aliases or {}), target=target)
+    registry = get_all_passes()
+    unknown = [n for n in names if n not in registry]
+    if unknown:
+        raise ValueError(f"unknown pass(es) {unknown}; known: {sorted(registry)}")
+    with module.context:
+        pm = passmanager.PassManager.parse("builtin.module()")
+        for name in names:
+            pm.add(_as_pass(registry[name].run, ctx), name=name)
+        try:
+            pm.run(module.operation)
+        except Exception:
+            if ctx.error is not None:
+                raise ctx.error from None
+            raise
+    if ctx.error is not None:
+        raise ctx.error
+    return ctx
+
+
+def _as_pass(fn, ctx):
+    def python_pass(op, pass_):
+        if ctx.error is not None:
+            pass_.signal_pass_failure()
+            return
+        try:
+            fn(op, ctx)
+        except TlxAliasError as err:
+            ctx.error = err
+            pass_.signal_pass_failure()
+    return python_pass
+
+
+def lower(module, aliases=None, target=None):
+    """The plugin's entry: full lowering; warnings go to Python's warnings machinery."""
+    ctx = run(module, PIPELINE, aliases=aliases, target=target)
+    for src, message in ctx.warnings:
+        warnings.warn(TlxAliasWarning(f"{src}: warning: {message}" if src else message), stacklevel=2)
+    return ctx

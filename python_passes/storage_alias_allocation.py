@@ -1,0 +1,223 @@
+"""tlx-storage-alias-allocation (seed 000, step 3): one backing allocation per spec, views, index rewrite.
+
+Precondition: tlx-buffer-offset has run. Per `tlx.storage_alias_spec`:
+  SMEM: `ttg.local_alloc` of ROWS x COLS x i8 (COLS a power of two: Triton aborts on other inner dims),
+        alignment 1024 so 128-byte-swizzled views stay aligned;
+  TMEM: `ttng.tmem_alloc` of 128 x COLUMNS x i32.
+Each `tlx.storage_alias_local_alloc` becomes `ttg.memdesc_reinterpret` of the backing allocation to
+[SLOTS, *shape] (SLOTS = total // buffer size), so every physical buffer position is addressable.
+Every `ttg.memdesc_index` reached from the view — directly or through scf.for / scf.if / scf.while
+values and ttg.warp_specialize captures, whose types are updated — gets its index rewritten to
+  offset/b + (i // (K_1..K_m)) * T/b + sum_l ((i // K_{l+1}..K_m) % K_l) * U_l/b      (b = buffer size)
+with constant indices folded. The spec op is erased. Any other use of a multi-buffer view is an error.
+"""
+
+from __future__ import annotations
+
+from tlx_alias import memdesc
+from tlx_alias._mlir import ir
+
+from ._ir import (PassContext, fail, int_attr, ints_attr, memdesc_of, ops_named, set_int, set_str, src_of,
+                  str_attr)
+from .size_definition import users
+
+NAME = "tlx-storage-alias-allocation"
+SMEM_BACKING_ENCODING = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"
+SMEM_ALIGNMENT = 1024
+_VIEW_KEYS = ("buffer_offset", "buffer_stride", "group_sizes", "group_strides")
+
+
+def backing_type(storage: str, total: int) -> str:
+    if storage == "tmem":
+        return (f"!ttg.memdesc<128x{total}xi32, #ttng.tensor_memory_encoding<blockM = 128, blockN = {total}, "
+                f"colStride = 1>, #ttng.tensor_memory, mutable>")
+    cols = total & -total          # largest power of two dividing the size
+    cols = min(cols, 1024)
+    return f"!ttg.memdesc<{total // cols}x{cols}xi8, {SMEM_BACKING_ENCODING}, #ttg.shared_memory, mutable>"
+
+
+def run(module, ctx: PassContext):
+    for spec in ops_named(module, "tlx.storage_alias_spec"):
+        allocs = users(spec, "tlx.storage_alias_local_alloc")
+        if any(u.owner.name not in ("tlx.storage_alias_local_alloc",) for u in spec.result.uses):
+            other = next(u.owner for u in spec.result.uses if u.owner.name != "tlx.storage_alias_local_alloc")
+            fail(other, NAME, f"'{other.name}' still uses the spec", "run tlx-buffer-offset first")
+        if allocs:
+            _materialize(spec, allocs, ctx)
+        spec.erase()
+
+
+def _materialize(spec, allocs, ctx):
+    storage = str_attr(spec, "storage")
+    total = int_attr(spec, "buffer_size")
+    if total is None:
+        fail(spec, NAME, "spec has no computed size", "run tlx-size-definition first")
+    backing = ir.Operation.create(
+        "ttng.tmem_alloc" if storage == "tmem" else "ttg.local_alloc",
+        results=[ir.Type.parse(backing_type(storage, total))], loc=spec.location, ip=ir.InsertionPoint(spec))
+    set_str(backing, "tlx.backing", str_attr(spec, "tlx.spec") or "spec")
+    if str_attr(spec, "tlx.src"):
+        set_str(backing, "tlx.src", str_attr(spec, "tlx.src"))
+    if storage == "smem":
+        set_int(backing, "alignment", SMEM_ALIGNMENT, bits=32)
+    for alloc in allocs:
+        _replace_with_view(alloc, backing, total, ctx)
+
+
+def _replace_with_view(alloc, backing, total, ctx):
+    desc = memdesc_of(alloc.result)
+    b = memdesc.buffer_size(desc, ctx.aliases)
+    if not all(k in alloc.attributes for k in _VIEW_KEYS):
+        fail(alloc, NAME, "allocation has no placement", "run tlx-buffer-offset first")
+    offset, stride = int_attr(alloc, "buffer_offset"), int_attr(alloc, "buffer_stride")
+    radices, strides = ints_attr(alloc, "group_sizes"), ints_attr(alloc, "group_strides")
+    slots = total // b
+    view_desc = desc.with_shape((slots,) + desc.shape[1:])
+    view = ir.Operation.create("ttg.memdesc_reinterpret", results=[ir.Type.parse(view_desc.text())],
+                               operands=[backing.result], loc=alloc.location, ip=ir.InsertionPoint(alloc))
+    for key in ("tlx.alloc", "tlx.src", "tlx.name"):
+        if key in alloc.attributes:
+            view.attributes[key] = alloc.attributes[key]
+    k_total = 1
+    for k in radices:
+        k_total *= k
+    set_str(view, "tlx.view", f"offset={offset},stride={stride},group={k_total},num={desc.shape[0]},slot={b},"
+                              f"radices={list(radices)},strides={list(strides)}")
+    alloc.result.replace_all_uses_with(view.result)
+    alloc.erase()
+    plan = _IndexPlan(offset // b, stride // b, list(radices), [u // b for u in strides])
+    _retype_and_rewrite(view.result, view.result.type, plan, alloc_src=src_of(view))
+
+
+class _IndexPlan:
+    """physical(i) = base + (i // K) * scale + sum over digits; see module docstring."""
+
+    def __init__(self, base, scale, radices, strides):
+        self.base, self.scale, self.radices, self.strides = base, scale, radices, strides
+
+    @property
+    def identity(self):
+        return self.base == 0 and self.scale == 1 and not self.radices
+
+    def apply(self, i: int) -> int:
+        out, rest = self.base, i
+        for k, u in reversed(list(zip(self.radices, self.strides))):
+            out += (rest % k) * u
+            rest //= k
+        return out + rest * self.scale
+
+
+def _retype_and_rewrite(value, new_type, plan, alloc_src, seen=None):
+    """Give `value` the view's type and follow it to every memdesc_index, rewriting indices."""
+    seen = set() if seen is None else seen
+    for use in list(value.uses):
+        owner, pos = use.owner, use.operand_number
+        name = owner.name
+        if name == "ttg.memdesc_index" and pos == 0:
+            _rewrite_index(owner, plan)
+        elif name == "scf.for" and pos >= 3:
+            k = pos - 3
+            body = owner.regions[0].blocks[0]
+            _follow(body.arguments[k + 1], new_type, plan, alloc_src, seen)
+            _follow(owner.results[k], new_type, plan, alloc_src, seen)
+        elif name == "scf.yield":
+            parent = owner.parent
+            if parent.name in ("scf.for", "scf.if", "scf.while", "scf.execute_region"):
+                _follow(parent.results[pos], new_type, plan, alloc_src, seen)
+                if parent.name == "scf.for":
+                    _follow(parent.regions[0].blocks[0].arguments[pos + 1], new_type, plan, alloc_src, seen)
+            else:
+                _unsupported(owner, alloc_src)
+        elif name == "scf.while":
+            _follow(owner.regions[0].blocks[0].arguments[pos], new_type, plan, alloc_src, seen)
+        elif name == "scf.condition" and pos >= 1:
+            parent = owner.parent
+            _follow(parent.regions[1].blocks[0].arguments[pos - 1], new_type, plan, alloc_src, seen)
+            _follow(parent.results[pos - 1], new_type, plan, alloc_src, seen)
+        elif name == "ttg.warp_specialize":
+            for region_holder in _partition_regions(owner):
+                for region in region_holder:
+                    _follow(region.blocks[0].arguments[pos], new_type, plan, alloc_src, seen)
+        elif name in ("ttg.local_dealloc", "ttng.tmem_dealloc"):
+            owner.erase()
+        else:
+            _unsupported(owner, alloc_src)
+
+
+def _follow(value, new_type, plan, alloc_src, seen):
+    """Retype a block argument or result that carries the view; a value already retyped was visited."""
+    if value.type == new_type:
+        return
+    value.set_type(new_type)
+    _retype_and_rewrite(value, new_type, plan, alloc_src, seen)
+
+
+def _partition_regions(ws):
+    """Regions of a warp_specialize's partitions (nested in a `ttg.warp_specialize.partitions` op)."""
+    out = []
+    for region in ws.regions:
+        for block in region.blocks:
+            for op in block.operations:
+                if op.name == "ttg.warp_specialize.partitions":
+                    out.append(list(op.regions))
+    return out
+
+
+def _unsupported(owner, alloc_src):
+    fail(owner, NAME,
+         f"'{owner.name}' uses a whole multi-buffer allocation of a storage_alias_spec",
+         "select one buffer with .index(i) before using it (aliased buffers are only addressed per index)",
+         src_of(owner) or alloc_src)
+
+
+def _rewrite_index(op, plan):
+    if plan.identity:
+        return
+    index = op.operands[1]
+    ip = ir.InsertionPoint(op)
+    loc = op.location
+    itype = index.type
+    const = _constant_value(index)
+    if const is not None:
+        op.operands[1] = _const(plan.apply(const), itype, ip, loc)
+        return
+    total_k = 1
+    for k in plan.radices:
+        total_k *= k
+    group = _binop("arith.divsi", index, _const(total_k, itype, ip, loc), ip, loc) if total_k > 1 else index
+    acc = _binop("arith.muli", group, _const(plan.scale, itype, ip, loc), ip, loc) if plan.scale != 1 else group
+    rest = index
+    for k, u in reversed(list(zip(plan.radices, plan.strides))):
+        digit = _binop("arith.remsi", rest, _const(k, itype, ip, loc), ip, loc)
+        if u != 1:
+            digit = _binop("arith.muli", digit, _const(u, itype, ip, loc), ip, loc)
+        acc = _binop("arith.addi", acc, digit, ip, loc)
+        rest = _binop("arith.divsi", rest, _const(k, itype, ip, loc), ip, loc)
+    if plan.base:
+        acc = _binop("arith.addi", acc, _const(plan.base, itype, ip, loc), ip, loc)
+    op.operands[1] = acc
+
+
+def _constant_value(value):
+    owner = value.owner
+    if isinstance(owner, ir.Block) or not hasattr(owner, "name") or owner.name != "arith.constant":
+        return None
+    try:
+        return ir.IntegerAttr(owner.attributes["value"]).value
+    except (KeyError, ValueError, TypeError):
+        return None
+
+
+def _tag(op):
+    set_str(op, "tlx.index_rewrite", "")
+    return op
+
+
+def _const(v, itype, ip, loc):
+    op = ir.Operation.create("arith.constant", results=[itype],
+                             attributes={"value": ir.IntegerAttr.get(itype, v)}, loc=loc, ip=ip)
+    return _tag(op).result
+
+
+def _binop(name, a, b, ip, loc):
+    return _tag(ir.Operation.create(name, results=[a.type], operands=[a, b], loc=loc, ip=ip)).result
