@@ -66,8 +66,8 @@ def _check_multiple(leaf, where, stride, unit):
     if bad:
         what, v = bad[0]
         fail(leaf.op, NAME,
-             f"buffer '{rt._name(leaf.op)}' ({b} {unit} per buffer) would start at {what} {v} {unit}, "
-             f"which is not a multiple of its buffer size",
+             f"buffer '{rt._name(leaf.op)}' needs its {what} ({v} {unit}) to be a multiple of its "
+             f"buffer size ({b} {unit})",
              "put larger buffers first in distinct groups, or pad the spec with buffer_size_bytes so every "
              "offset is a multiple of each buffer's size")
 

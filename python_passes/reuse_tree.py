@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ._ir import fail, int_attr, src_of, str_attr
+from ._ir import display_name, fail, int_attr, src_of, str_attr
 
 WHERE = "reuse_group"
 
@@ -153,4 +153,4 @@ def build(value, spec_op, leaf_of, seen=None, parent_kind=None):
 
 
 def _name(op):
-    return str_attr(op, "tlx.name") or str_attr(op, "tlx.alloc") or "?"
+    return display_name(op)

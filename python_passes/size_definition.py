@@ -13,6 +13,8 @@ TMEM over 512 columns, SMEM over the target's limit. A spec with no allocation l
 
 from __future__ import annotations
 
+from functools import cmp_to_key
+
 from tlx_alias import memdesc
 
 from . import reuse_tree as rt
@@ -27,7 +29,16 @@ SMEM_LIMIT_DEFAULT = 232448
 
 
 def users(spec_op, name):
-    return [u.owner for u in spec_op.result.uses if u.owner.name == name]
+    """Users of the spec named `name`, in program order (MLIR use lists are newest-first)."""
+    found = [u.owner for u in spec_op.result.uses if u.owner.name == name]
+    return sorted(found, key=cmp_to_key(_program_order))
+
+
+def _program_order(a, b):
+    a, b = a.operation, b.operation
+    if a.block != b.block:
+        return 0
+    return -1 if a.is_before_in_block(b) else (1 if b.is_before_in_block(a) else 0)
 
 
 def leaf_for(ctx: PassContext, spec_storage: str):

@@ -187,12 +187,14 @@ def _rewrite_index(op, plan):
     group = _binop("arith.divsi", index, _const(total_k, itype, ip, loc), ip, loc) if total_k > 1 else index
     acc = _binop("arith.muli", group, _const(plan.scale, itype, ip, loc), ip, loc) if plan.scale != 1 else group
     rest = index
-    for k, u in reversed(list(zip(plan.radices, plan.strides))):
+    digits = list(reversed(list(zip(plan.radices, plan.strides))))      # innermost first
+    for n, (k, u) in enumerate(digits):
         digit = _binop("arith.remsi", rest, _const(k, itype, ip, loc), ip, loc)
         if u != 1:
             digit = _binop("arith.muli", digit, _const(u, itype, ip, loc), ip, loc)
         acc = _binop("arith.addi", acc, digit, ip, loc)
-        rest = _binop("arith.divsi", rest, _const(k, itype, ip, loc), ip, loc)
+        if n + 1 < len(digits):
+            rest = _binop("arith.divsi", rest, _const(k, itype, ip, loc), ip, loc)
     if plan.base:
         acc = _binop("arith.addi", acc, _const(plan.base, itype, ip, loc), ip, loc)
     op.operands[1] = acc
