@@ -1,0 +1,418 @@
+"""The frontend (tlx_alias.language) on real Gluon compiles, without the lowering plugin.
+
+Each kernel is compiled for sm_90a (SMEM) or sm_100a (TMEM) with the stages hook off, and the checks
+read the Contract-1 attributes on the alloc ops of the ttgir that Gluon's own passes return (after
+inlining). Trace-time mistakes must raise TlxAliasError naming the user's kernel line.
+"""
+import inspect
+import json
+import re
+
+import pytest
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler.errors import CompilationError
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon._runtime import GluonASTSource
+from triton.experimental.gluon.language.nvidia.blackwell import get_tmem_reg_layout
+
+import tlx_alias.language as tlx
+from tlx_alias.errors import TlxAliasError
+
+HOPPER, BLACKWELL = 90, 100
+
+
+@pytest.fixture(autouse=True)
+def _frontend_only(tmp_path):
+    """No plugin hook, a private cache, always compile: the ttgir is Gluon's own, from this code."""
+    with triton.knobs.runtime.scope(), triton.knobs.compilation.scope(), triton.knobs.cache.scope():
+        triton.knobs.runtime.add_stages_inspection_hook = None
+        triton.knobs.compilation.always_compile = True
+        triton.knobs.cache.dir = str(tmp_path)
+        yield
+
+
+def compile_ttgir(kernel, arch, constexprs=None, signature=None):
+    src = GluonASTSource(kernel, signature or {"x_ptr": "*fp32"}, constexprs or {})
+    return triton.compile(src, target=GPUTarget("cuda", arch, 32)).asm["ttgir"]
+
+
+def line_of(kernel, marker):
+    """Absolute file line of the kernel source line containing `marker`."""
+    lines, start = inspect.getsourcelines(kernel.fn)
+    hits = [start + i for i, text in enumerate(lines) if marker in text]
+    assert len(hits) == 1, (marker, hits)
+    return hits[0]
+
+
+def src_of(kernel, marker):
+    return f"{kernel.fn.__code__.co_filename}:{line_of(kernel, marker)}"
+
+
+def _unescape(text):
+    return re.sub(r"\\([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), text)
+
+
+def allocs(ttgir):
+    """{%name: {attr: value}} for every tlx-tagged alloc/reinterpret op in the ttgir."""
+    out = {}
+    for line in ttgir.splitlines():
+        m = re.match(r"\s*%(\w+) = (ttg\.local_alloc|ttng\.tmem_alloc|ttg\.memdesc_reinterpret)[^{]*\{(.*)\} :", line)
+        if not m or "tlx." not in m.group(3):
+            continue
+        attrs = {}
+        for k, v in re.findall(r'(tlx\.\w+) = ("(?:[^"\\]|\\.)*"|\d+ : i32)', m.group(3)):
+            attrs[k] = _unescape(v[1:-1]) if v.startswith('"') else int(v.split()[0])
+        out[m.group(1)] = dict(attrs, op=m.group(2))
+    return out
+
+
+# ----------------------------------------------------------------------------- seed 000: FA in TMEM
+
+
+@gluon.jit
+def _touch_tmem(buf, N: gl.constexpr, dtype: gl.constexpr):
+    """A store keeps the allocation alive (Gluon drops unused ones before the ttgir stage ends)."""
+    rl: gl.constexpr = get_tmem_reg_layout(dtype, (128, N), buf.layout, gl.num_warps())
+    buf.index(0).store(gl.full([128, N], 0, dtype, rl))
+
+
+@gluon.jit
+def _fa_allocs(spec, S: gl.constexpr):
+    qk = tlx.local_alloc((128, 128), gl.float32, 2, tlx.storage_kind.tmem, reuse=spec)  # @qk
+    p = tlx.local_alloc((128, 128 // S), gl.bfloat16, 2 * S, tlx.storage_kind.tmem, reuse=spec)  # @p
+    alpha = tlx.local_alloc((128, 1), gl.float32, 2, tlx.storage_kind.tmem, reuse=spec)  # @alpha
+    l = tlx.local_alloc((128, 1), gl.float32, 2, tlx.storage_kind.tmem, reuse=spec)  # @l
+    m = tlx.local_alloc((128, 1), gl.float32, 2, tlx.storage_kind.tmem, reuse=spec)  # @m
+    return qk, p, alpha, l, m
+
+
+@gluon.jit
+def _fa_kernel(x_ptr, S: gl.constexpr):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)  # @spec
+    qk, p, alpha, l, m = _fa_allocs(spec, S)
+    spec.set_buffer_overlap(  # @overlap
+        tlx.reuse_group(  # @root
+            qk,
+            tlx.reuse_group(  # @distinct
+                tlx.reuse_group(p, group_size=S),  # @sub
+                alpha, l, m,
+                group_type=tlx.reuse_group_type.distinct),
+            group_type=tlx.reuse_group_type.shared))
+    _touch_tmem(qk, 128, gl.float32)
+    _touch_tmem(p, 128 // S, gl.bfloat16)
+    _touch_tmem(alpha, 1, gl.float32)
+    _touch_tmem(l, 1, gl.float32)
+    _touch_tmem(m, 1, gl.float32)
+
+
+@pytest.mark.parametrize("S", [1, 2])
+def test_fa_tree_attributes_survive_inlining(S):
+    found = allocs(compile_ttgir(_fa_kernel, BLACKWELL, {"S": S}))
+    assert list(found) == ["qk", "p", "alpha", "l", "m"]
+    h, k = _fa_allocs, _fa_kernel
+    tree = {"kind": "shared", "group_size": 1, "src": src_of(k, "# @root"), "children": [
+        "a0", {"kind": "distinct", "group_size": 1, "src": src_of(k, "# @distinct"), "children": [
+            {"kind": "shared", "group_size": S, "src": src_of(k, "# @sub"), "children": ["a1"]}, "a2", "a3", "a4"]}]}
+    for i, name in enumerate(found):
+        attrs = found[name]
+        assert attrs.pop("op") == "ttng.tmem_alloc"
+        assert json.loads(attrs.pop("tlx.overlap")) == tree
+        assert attrs == {
+            "tlx.spec": "spec0", "tlx.spec_storage": "tmem", "tlx.spec_src": src_of(k, "# @spec"),
+            "tlx.alloc": f"a{i}", "tlx.src": src_of(h, f"# @{name}"), "tlx.name": name,
+            "tlx.overlap_src": src_of(k, "# @overlap")
+        }
+
+
+def test_fa_types_and_default_tmem_layouts():
+    ttgir = compile_ttgir(_fa_kernel, BLACKWELL, {"S": 2})
+    assert "blockM = 128, blockN = 64, colStride = 1" in ttgir  # P: bf16 packed, 32 columns a buffer
+    assert "blockM = 128, blockN = 1, colStride = 1" in ttgir
+    for ty in ("2x128x128xf32", "4x128x64xbf16", "2x128x1xf32"):
+        assert f"!ttg.memdesc<{ty}, " in ttgir
+
+
+def test_overlap_json_is_compact_and_ordered():
+    raw = allocs(compile_ttgir(_fa_kernel, BLACKWELL, {"S": 2}))["qk"]["tlx.overlap"]
+    tree = json.loads(raw)
+    assert raw == json.dumps(tree, separators=(",", ":"))
+    assert list(tree) == ["kind", "group_size", "src", "children"]
+
+
+@gluon.jit
+def _ring(spec):
+    return tlx.local_alloc((128, 64), gl.float32, 2, tlx.storage_kind.tmem, reuse=spec)
+
+
+@gluon.jit
+def _worker(qk, p):
+    _touch_tmem(qk, 64, gl.float32)
+    _touch_tmem(p, 64, gl.float32)
+
+
+@gluon.jit
+def _default(spec, qk, p):
+    spec.set_buffer_overlap(tlx.reuse_group(qk, p))
+
+
+@gluon.jit
+def _helper_twice_ws_kernel(x_ptr):
+    spec: gl.constexpr = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)  # a constexpr-wrapped spec works
+    qk = _ring(spec)
+    p = _ring(spec)  # the same helper again: its own allocation, its own id
+    gl.warp_specialize([(_default, (spec, qk, p)), (_worker, (qk, p))], [4], [24])
+
+
+def test_helper_called_twice_and_warp_specialize():
+    found = allocs(compile_ttgir(_helper_twice_ws_kernel, BLACKWELL))
+    assert [v["tlx.alloc"] for v in found.values()] == ["a0", "a1"]
+    tree = json.loads(next(iter(found.values()))["tlx.overlap"])
+    assert tree["children"] == ["a0", "a1"]
+    assert all(v["tlx.overlap"] == found["qk"]["tlx.overlap"] for v in found.values())
+
+
+# ----------------------------------------------------------------------------- SMEM on Hopper
+
+
+@gluon.jit
+def _set_overlap(spec, a, b, c, DISTINCT: gl.constexpr):
+    if DISTINCT:
+        spec.set_buffer_overlap(tlx.reuse_group(a, tlx.reuse_group(b, c, group_type=tlx.reuse_group_type.distinct)))  # @d
+    else:
+        spec.set_buffer_overlap(tlx.reuse_group(a, b, c))  # @s
+
+
+@gluon.jit
+def _smem_kernel(x_ptr, n, DISTINCT: gl.constexpr):
+    spec = tlx.storage_alias_spec(buffer_size_bytes=65536)  # @spec
+    a = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    b = tlx.local_alloc((128, ), gl.float32, 3, reuse=spec)
+    c = tlx.local_alloc((2, 16, 64), gl.float16, 2, reuse=spec)
+    plain = gl.allocate_shared_memory(gl.float32, [64], gl.SwizzledSharedLayout(1, 1, 1, [0]))
+    plain2 = tlx.local_alloc((64, 64), gl.float16, 1)
+    _set_overlap(spec, a, b, c, DISTINCT)
+    bl: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0])
+    l1: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    l3: gl.constexpr = gl.BlockedLayout([1, 1, 1], [1, 1, 32], [4, 1, 1], [2, 1, 0])
+    for i in range(n):  # tagged descriptors cross scf.for regions like plain ones
+        a.index(i % 2).store(gl.full([64, 64], 1.0, gl.float16, bl))
+        b.index(i % 3).store(gl.full([128], 1.0, gl.float32, l1))
+    c.index(0).store(gl.full([2, 16, 64], 1.0, gl.float16, l3))
+    plain.store(gl.full([64], 1.0, gl.float32, l1))
+    plain2.index(0).store(gl.full([64, 64], 1.0, gl.float16, bl))
+
+
+@pytest.mark.parametrize("distinct", [True, False])
+def test_smem_spec_with_plain_allocations_alongside(distinct):
+    ttgir = compile_ttgir(_smem_kernel, HOPPER, {"DISTINCT": distinct}, {"x_ptr": "*fp32", "n": "i32"})
+    found = allocs(ttgir)
+    assert list(found) == ["a", "b", "c"]  # the plain allocations carry no tags
+    assert re.search(r"%plain = ttg\.local_alloc :", ttgir) and re.search(r"%plain2 = ttg\.local_alloc :", ttgir)
+    marker = "# @d" if distinct else "# @s"
+    src = src_of(_set_overlap, marker)
+    for name, alloc_id in zip(found, ("a0", "a1", "a2")):
+        attrs = found[name]
+        assert attrs["op"] == "ttg.local_alloc" and attrs["tlx.alloc"] == alloc_id
+        assert attrs["tlx.spec_storage"] == "smem" and attrs["tlx.spec_size"] == 65536
+        assert attrs["tlx.overlap_src"] == src
+        tree = json.loads(attrs["tlx.overlap"])
+        assert tree["src"] == src and tree["children"][0] == "a0"
+        assert tree["children"][1:] == ([{"kind": "distinct", "group_size": 1, "src": src, "children": ["a1", "a2"]}]
+                                        if distinct else ["a1", "a2"])
+    assert "!ttg.memdesc<3x128xf32, #shared1" in ttgir  # 1-D: SwizzledSharedLayout(1, 1, 1, [0])
+    assert "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16, rank = 3}>" in ttgir
+
+
+@gluon.jit
+def _two_specs(x_ptr):
+    s0 = tlx.storage_alias_spec()
+    s1 = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), gl.float16, 1, reuse=s0)
+    b = tlx.local_alloc((64, 64), gl.float16, 1, reuse=s1)
+    a._keep_alive()
+    b._keep_alive()
+
+
+def test_ids_are_per_kernel_and_restart_each_compile():
+    for _ in range(2):
+        found = allocs(compile_ttgir(_two_specs, HOPPER))
+        assert [(v["tlx.spec"], v["tlx.alloc"]) for v in found.values()] == [("spec0", "a0"), ("spec1", "a1")]
+        assert all("tlx.overlap" not in v and "tlx.spec_size" not in v for v in found.values())
+
+
+# ----------------------------------------------------------------------------- legacy reuse=<descriptor>
+
+
+@gluon.jit
+def _legacy_kernel(x_ptr):
+    a = tlx.local_alloc((64, 64), gl.float16, 2)
+    old = tlx.local_alloc((32, 64), gl.float32, 2, reuse=a)  # @smem
+    t = tlx.local_alloc((128, 64), gl.float32, 2, tlx.storage_kind.tmem)
+    u = tlx.local_alloc((128, 64), gl.bfloat16, 4, tlx.storage_kind.tmem, reuse=t)  # @tmem
+    bl: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0])
+    old.index(1).store(gl.full([32, 64], 1.0, gl.float32, bl))
+    _touch_tmem(u, 64, gl.bfloat16)
+
+
+def test_legacy_reuse_is_a_tagged_reinterpret():
+    ttgir = compile_ttgir(_legacy_kernel, BLACKWELL)
+    found = allocs(ttgir)
+    assert found["old"] == {"op": "ttg.memdesc_reinterpret", "tlx.legacy_alias": src_of(_legacy_kernel, "# @smem")}
+    assert found["u"] == {"op": "ttg.memdesc_reinterpret", "tlx.legacy_alias": src_of(_legacy_kernel, "# @tmem")}
+    assert re.search(r"%old = ttg\.memdesc_reinterpret %a .*-> !ttg\.memdesc<2x32x64xf32", ttgir)
+    assert re.search(r"%u = ttg\.memdesc_reinterpret %t .*-> !ttg\.memdesc<4x128x64xbf16", ttgir)
+
+
+# ----------------------------------------------------------------------------- trace-time errors
+
+
+@gluon.jit
+def _err_cluster(x_ptr):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smemCluster)  # @err
+
+
+@gluon.jit
+def _err_size_zero(x_ptr):
+    spec = tlx.storage_alias_spec(buffer_size_bytes=0)  # @err
+
+
+@gluon.jit
+def _err_size_runtime(x_ptr, n):
+    spec = tlx.storage_alias_spec(buffer_size_bytes=n)  # @err
+
+
+@gluon.jit
+def _err_storage_mismatch(x_ptr):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)
+    a = tlx.local_alloc((64, 64), gl.float16, 2, tlx.storage_kind.smem, reuse=spec)  # @err
+
+
+@gluon.jit
+def _err_other_spec(x_ptr):
+    s0 = tlx.storage_alias_spec()
+    s1 = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), gl.float16, 2, reuse=s0)
+    b = tlx.local_alloc((64, 64), gl.float16, 2, reuse=s1)
+    s0.set_buffer_overlap(tlx.reuse_group(a, b))  # @err
+
+
+@gluon.jit
+def _err_leaf_twice(x_ptr):
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    b = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    g = tlx.reuse_group(a, b, group_type=tlx.reuse_group_type.distinct)
+    spec.set_buffer_overlap(tlx.reuse_group(a, g))  # @err
+
+
+@gluon.jit
+def _err_same_kind(x_ptr):
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    b = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(a, tlx.reuse_group(b)))  # @err
+
+
+@gluon.jit
+def _overlap_again(spec, a):
+    spec.set_buffer_overlap(tlx.reuse_group(a))  # @err
+
+
+@gluon.jit
+def _err_duplicate_overlap(x_ptr):
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(a))
+    _overlap_again(spec, a)
+
+
+@gluon.jit
+def _err_group_size(x_ptr):
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(a, group_size=0))  # @err
+
+
+@gluon.jit
+def _err_indexed_leaf(x_ptr):
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(a.index(0)))  # @err
+
+
+@gluon.jit
+def _err_legacy_smem_small(x_ptr):
+    a = tlx.local_alloc((64, 64), gl.float16, 2)
+    b = tlx.local_alloc((64, 64), gl.float32, 2, reuse=a)  # @err
+
+
+@gluon.jit
+def _err_legacy_tmem_small(x_ptr):
+    t = tlx.local_alloc((128, 64), gl.bfloat16, 2, tlx.storage_kind.tmem)
+    u = tlx.local_alloc((128, 64), gl.float32, 2, tlx.storage_kind.tmem, reuse=t)  # @err
+
+
+@gluon.jit
+def _err_legacy_storage(x_ptr):
+    a = tlx.local_alloc((64, 64), gl.float16, 2)
+    t = tlx.local_alloc((128, 32), gl.float32, 1, tlx.storage_kind.tmem, reuse=a)  # @err
+
+
+@gluon.jit
+def _err_tmem_rows(x_ptr):
+    t = tlx.local_alloc((32, 64), gl.float32, 1, tlx.storage_kind.tmem)  # @err
+
+
+ERRORS = [
+    (_err_cluster, "smemCluster is not supported", "storage_kind.smem or tlx.storage_kind.tmem"),
+    (_err_size_zero, "buffer_size_bytes must be positive", "region size in bytes"),
+    (_err_size_runtime, "must be a compile-time integer", "gl.constexpr"),
+    (_err_storage_mismatch, "does not match spec0's storage storage_kind.tmem", "spec's storage kind"),
+    (_err_other_spec, "belongs to spec1", "reuse=spec0"),
+    (_err_leaf_twice, "'a (a0)' (allocated at", "list each allocation once"),
+    (_err_same_kind, "shared group (element 1, created at", "change one group_type"),
+    (_err_duplicate_overlap, "already called for this spec at", "once per storage_alias_spec"),
+    (_err_group_size, "group_size must be a positive compile-time integer, got 0", "K >= 1"),
+    (_err_indexed_leaf, "element 0 is not an allocation made by tlx.local_alloc", "not an .index() view"),
+    (_err_legacy_smem_small, "needs 32768 bytes but the reused buffer [2, 64, 64] fp16 has 16384", "reduce num"),
+    (_err_legacy_tmem_small, "needs 128 32-bit TMEM columns but the reused buffer [2, 128, 64] bf16 has 64",
+     "storage_alias_spec"),
+    (_err_legacy_storage, "does not match the reused descriptor, which lives in smem", "storage=tlx.storage_kind.smem"),
+    (_err_tmem_rows, "64 or 128 rows", "(64 or 128, N)"),
+]
+
+
+@pytest.mark.parametrize("kernel, problem, fix", ERRORS, ids=[k.__name__ for k, _, _ in ERRORS])
+def test_trace_time_errors_name_the_kernel_line(kernel, problem, fix):
+    where = _overlap_again if kernel is _err_duplicate_overlap else kernel
+    sig = {"x_ptr": "*fp32", "n": "i32"} if "n" in kernel.arg_names else None
+    with pytest.raises(CompilationError) as info:
+        compile_ttgir(kernel, BLACKWELL, signature=sig)
+    chain = [info.value]  # Triton wraps a builtin's error, then once more per helper level (`from e`)
+    while not isinstance(chain[-1], TlxAliasError):
+        assert chain[-1].__cause__ is not None, str(info.value)
+        chain.append(chain[-1].__cause__)
+    err = chain[-1]
+    assert problem in err.problem and fix in err.fix
+    assert err.src == src_of(where, "# @err")
+    # What the user sees: the innermost CompilationError shows Triton's source excerpt plus our
+    # problem, fix and absolute kernel line (outer ones, for helpers, show the call sites).
+    shown = str(chain[-2])
+    assert isinstance(chain[-2], CompilationError)
+    assert err.problem in shown and err.fix in shown and err.src in shown
+
+
+def test_outside_a_kernel_is_an_error():
+    with pytest.raises(TlxAliasError, match="outside a @gluon.jit"):
+        tlx.storage_alias_spec()
+    with pytest.raises(ValueError, match="forget"):
+        tlx.local_alloc((64, 64), gl.float16, 1)
+
+
+def test_enums_and_exports():
+    assert set(tlx.__all__) >= {"storage_kind", "reuse_group_type", "storage_alias_spec", "local_alloc",
+                                "reuse_group"}
+    assert repr(tlx.storage_kind.tmem) == "storage_kind.tmem"
+    assert f"{tlx.reuse_group_type.distinct}" == "reuse_group_type.distinct"
