@@ -67,21 +67,19 @@ def leaves(node):
 
 
 def index_groups(root) -> int:
-    """How many root index groups the buffers need: every leaf must have num = groups * K_path."""
-    counts = {}
+    """Root index groups the tree needs: the most any leaf uses (num / product of group sizes above it).
+
+    A leaf with fewer buffers simply leaves later groups unused; a count that does not split into
+    whole groups is an error.
+    """
+    groups = 1
     for leaf, k in leaves(root):
         if leaf.num % k:
-            fail(leaf.op, WHERE, f"{leaf.num} buffers cannot be split into groups of {k}",
-                 f"make the buffer count of this allocation a multiple of the group_size product {k}")
-        counts[id(leaf)] = (leaf, leaf.num // k)
-    groups = {n for _, n in counts.values()}
-    if len(groups) > 1:
-        desc = ", ".join(f"{str_attr(l.op, 'tlx.name') or str_attr(l.op, 'tlx.alloc') or '?'}: {n}"
-                         for l, n in counts.values())
-        fail(root.op or next(iter(counts.values()))[0].op, WHERE,
-             f"allocations of one tree must have the same number of index groups ({desc})",
-             "give every allocation num = (index groups) x (product of group_size above it)")
-    return groups.pop()
+            fail(leaf.op, WHERE, f"buffer '{_name(leaf.op)}' has {leaf.num} buffers, which cannot be split "
+                                 f"into groups of {k}",
+                 f"make its buffer count a multiple of the product of the group_size values above it ({k})")
+        groups = max(groups, leaf.num // k)
+    return groups
 
 
 def place(node, offset=0, radices=(), strides=(), out=None) -> dict:

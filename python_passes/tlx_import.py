@@ -63,7 +63,15 @@ def run(module, ctx: PassContext):
     for op in walk(module):
         if op.name in ALLOC_OPS and "tlx.spec" in op.attributes:
             specs.setdefault(str_attr(op, "tlx.spec"), []).append(op)
-    all_ids = {str_attr(op, "tlx.alloc"): sid for sid, ops in specs.items() for op in ops}
+    all_ids = {}
+    for sid, ops in specs.items():
+        for op in ops:
+            aid = str_attr(op, "tlx.alloc")
+            if aid in all_ids:
+                fail(op, NAME, f"allocation {aid} was traced once and instantiated twice (a @gluon.jit helper "
+                               "reused for two call sites)",
+                     "pass the storage_alias_spec into the helper that allocates from it, so each call is traced")
+            all_ids[aid] = sid
 
     for sid, allocs in specs.items():
         first = allocs[0]

@@ -143,7 +143,7 @@ def test_overlap_json_is_compact_and_ordered():
 
 @gluon.jit
 def _ring(spec):
-    return tlx.local_alloc((128, 64), gl.float32, 2, tlx.storage_kind.tmem, reuse=spec)
+    return tlx.local_alloc((128, 64), gl.float32, 2, tlx.storage_kind.tmem, reuse=spec)  # @err
 
 
 @gluon.jit
@@ -159,7 +159,7 @@ def _default(spec, qk, p):
 
 @gluon.jit
 def _helper_twice_ws_kernel(x_ptr):
-    spec: gl.constexpr = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)  # a constexpr-wrapped spec works
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)
     qk = _ring(spec)
     p = _ring(spec)  # the same helper again: its own allocation, its own id
     gl.warp_specialize([(_default, (spec, qk, p)), (_worker, (qk, p))], [4], [24])
@@ -179,7 +179,8 @@ def test_helper_called_twice_and_warp_specialize():
 @gluon.jit
 def _set_overlap(spec, a, b, c, DISTINCT: gl.constexpr):
     if DISTINCT:
-        spec.set_buffer_overlap(tlx.reuse_group(a, tlx.reuse_group(b, c, group_type=tlx.reuse_group_type.distinct)))  # @d
+        inner = tlx.reuse_group(b, c, group_type=tlx.reuse_group_type.distinct)  # @inner
+        spec.set_buffer_overlap(tlx.reuse_group(a, inner))  # @d
     else:
         spec.set_buffer_overlap(tlx.reuse_group(a, b, c))  # @s
 
@@ -219,8 +220,8 @@ def test_smem_spec_with_plain_allocations_alongside(distinct):
         assert attrs["tlx.overlap_src"] == src
         tree = json.loads(attrs["tlx.overlap"])
         assert tree["src"] == src and tree["children"][0] == "a0"
-        assert tree["children"][1:] == ([{"kind": "distinct", "group_size": 1, "src": src, "children": ["a1", "a2"]}]
-                                        if distinct else ["a1", "a2"])
+        inner = {"kind": "distinct", "group_size": 1, "src": src_of(_set_overlap, "# @inner"), "children": ["a1", "a2"]}
+        assert tree["children"][1:] == ([inner] if distinct else ["a1", "a2"])
     assert "!ttg.memdesc<3x128xf32, #shared1" in ttgir  # 1-D: SwizzledSharedLayout(1, 1, 1, [0])
     assert "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16, rank = 3}>" in ttgir
 
@@ -228,7 +229,7 @@ def test_smem_spec_with_plain_allocations_alongside(distinct):
 @gluon.jit
 def _two_specs(x_ptr):
     s0 = tlx.storage_alias_spec()
-    s1 = tlx.storage_alias_spec()
+    s1: gl.constexpr = tlx.storage_alias_spec()  # a constexpr spec is fine inside the kernel itself
     a = tlx.local_alloc((64, 64), gl.float16, 1, reuse=s0)
     b = tlx.local_alloc((64, 64), gl.float16, 1, reuse=s1)
     a._keep_alive()
@@ -361,6 +362,12 @@ def _err_legacy_storage(x_ptr):
 
 
 @gluon.jit
+def _err_constexpr_spec_helper(x_ptr):
+    spec: gl.constexpr = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)
+    qk = _ring(spec)
+
+
+@gluon.jit
 def _err_tmem_rows(x_ptr):
     t = tlx.local_alloc((32, 64), gl.float32, 1, tlx.storage_kind.tmem)  # @err
 
@@ -381,12 +388,13 @@ ERRORS = [
      "storage_alias_spec"),
     (_err_legacy_storage, "does not match the reused descriptor, which lives in smem", "storage=tlx.storage_kind.smem"),
     (_err_tmem_rows, "64 or 128 rows", "(64 or 128, N)"),
+    (_err_constexpr_spec_helper, "gl.constexpr storage_alias_spec reached a @gluon.jit helper", "plain variable"),
 ]
 
 
 @pytest.mark.parametrize("kernel, problem, fix", ERRORS, ids=[k.__name__ for k, _, _ in ERRORS])
 def test_trace_time_errors_name_the_kernel_line(kernel, problem, fix):
-    where = _overlap_again if kernel is _err_duplicate_overlap else kernel
+    where = {_err_duplicate_overlap: _overlap_again, _err_constexpr_spec_helper: _ring}.get(kernel, kernel)
     sig = {"x_ptr": "*fp32", "n": "i32"} if "n" in kernel.arg_names else None
     with pytest.raises(CompilationError) as info:
         compile_ttgir(kernel, BLACKWELL, signature=sig)

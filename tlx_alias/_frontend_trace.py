@@ -1,0 +1,165 @@
+"""Gluon/Triton 3.6 internals the frontend leans on, kept in one place.
+
+- Per-trace state lives on the `ir.module` being built: every CodeGenerator of one compile (kernel,
+  inlined helpers, warp-specialize partitions) shares that Python object, and it dies with the compile.
+- The user's source line comes from the CodeGenerator (`_generator`), which Triton hands to builtins
+  that declare the parameter: `file_name`, `begin_line` and `cur_node` (the `Call` being visited).
+- Frontend objects (specs, reuse groups) are IR-less `base_value`s: their type flattens to no IR
+  values and unflattens to the same Python object, so they cross helper calls and control-flow
+  regions by reference.
+- An aliased allocation is an ordinary Gluon descriptor whose `type` is a tagged subclass carrying the
+  allocation record. Types are what Triton uses to rebuild values after a call boundary (block
+  arguments, call results, region clones), so the record survives where `handle` identity does not.
+"""
+
+from __future__ import annotations
+
+import re
+
+from triton.experimental.gluon.language._core import base_type, shared_memory_descriptor_type
+from triton.experimental.gluon.language.nvidia.blackwell import tensor_memory_descriptor_type
+
+from tlx_alias.errors import TlxAliasError
+
+
+# ----------------------------------------------------------------------------- trace state and source
+
+
+class Trace:
+    """Counters for ids unique within one kernel compile."""
+
+    def __init__(self):
+        self.specs = 0
+        self.allocs = 0
+        self.groups = 0
+
+    def next_spec(self) -> str:
+        self.specs += 1
+        return f"spec{self.specs - 1}"
+
+    def next_alloc(self) -> str:
+        self.allocs += 1
+        return f"a{self.allocs - 1}"
+
+    def next_group(self) -> str:
+        self.groups += 1
+        return f"g{self.groups - 1}"
+
+
+def trace(generator) -> Trace:
+    module = generator.module
+    state = getattr(module, "_tlx_alias_trace", None)
+    if state is None:
+        state = Trace()
+        module._tlx_alias_trace = state
+    return state
+
+
+def require_generator(api: str, generator):
+    if generator is None:
+        raise TlxAliasError(api, "called outside a @gluon.jit function",
+                            "call it inside a kernel or a @gluon.jit helper", None)
+
+
+def src_of(generator) -> str:
+    """`path/to/file.py:LINE` of the call being traced (absolute line in the user's file)."""
+    node = generator.cur_node
+    return f"{generator.file_name}:{generator.begin_line + getattr(node, 'lineno', 1)}"
+
+
+_ASSIGN = re.compile(r"\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*$")
+
+
+def assigned_name(generator) -> str | None:
+    """Best effort: `x` in `x = tlx.local_alloc(...)` (the call starts the right-hand side)."""
+    node = generator.cur_node
+    try:
+        line = generator.jit_fn.src.split("\n")[node.lineno - 1]
+    except (AttributeError, IndexError):
+        return None
+    match = _ASSIGN.match(line[:node.col_offset])
+    return match.group(1) if match else None
+
+
+# ----------------------------------------------------------------------------- IR-less values
+
+
+class opaque_type(base_type):
+    """Type of a frontend object with no IR: flattens to nothing, unflattens to the object itself.
+
+    The mangled name is fresh on every call that passes the object: Triton traces a helper once per
+    mangled signature and reuses that trace, so a helper called twice with one spec would otherwise
+    yield the same allocation ops (and ids) twice after inlining. Such helpers are traced per call.
+    """
+
+    def __init__(self, value, tag: str):
+        self.value = value
+        self.tag = tag
+        self.calls = 0
+
+    def _flatten_ir_types(self, builder, out) -> None:
+        return None
+
+    def _unflatten_ir(self, handles, cursor):
+        return self.value, cursor
+
+    def mangle(self) -> str:
+        self.calls += 1
+        return f"{self.tag}C{self.calls}"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, opaque_type) and self.value is other.value
+
+    def __hash__(self):
+        return id(self.value)
+
+    def __str__(self) -> str:
+        return self.tag
+
+
+# ----------------------------------------------------------------------------- tagged descriptor types
+
+
+class _Tagged:
+    """Mixin over a Gluon descriptor type: same IR type, plus `_tlx` (the allocation record)."""
+
+    _tlx = None
+
+    def _unflatten_ir(self, handles, cursor):
+        value, cursor = super()._unflatten_ir(handles, cursor)
+        value.type = self
+        return value, cursor
+
+    def mangle(self) -> str:
+        # Helpers specialise per allocation, so their argument / result types keep the right record.
+        return f"{super().mangle()}TLX{self._tlx.id}"
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, self._plain) and getattr(other, "_tlx", None) is self._tlx
+                and self.element_ty == other.element_ty and self.shape == other.shape
+                and self.layout == other.layout and self.alloc_shape == other.alloc_shape)
+
+    __hash__ = None
+
+
+class tagged_smem_type(_Tagged, shared_memory_descriptor_type):
+    _plain = shared_memory_descriptor_type
+
+
+class tagged_tmem_type(_Tagged, tensor_memory_descriptor_type):
+    _plain = tensor_memory_descriptor_type
+
+
+def tag_descriptor(desc, record):
+    """Attach `record` to `desc` through its type (the descriptor object stays a plain Gluon one)."""
+    cls = tagged_smem_type if isinstance(desc.type, shared_memory_descriptor_type) else tagged_tmem_type
+    ty = cls.__new__(cls)
+    ty.__dict__.update(desc.type.__dict__)
+    ty._tlx = record
+    desc.type = ty
+    return desc
+
+
+def record_of(value):
+    """The allocation record of a descriptor returned by `local_alloc(reuse=spec)`, else None."""
+    return getattr(getattr(value, "type", None), "_tlx", None)

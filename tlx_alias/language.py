@@ -1,0 +1,354 @@
+"""TLX storage aliasing for Gluon kernels: `import tlx_alias.language as tlx`.
+
+Inside `@gluon.jit` code (seed 000):
+
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)
+    qk = tlx.local_alloc((128, 128), gl.float32, 2, tlx.storage_kind.tmem, reuse=spec)
+    p = tlx.local_alloc((128, 64), gl.bfloat16, 4, tlx.storage_kind.tmem, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(qk, tlx.reuse_group(p, group_size=2)))
+
+Everything here runs at trace time. `local_alloc` returns ordinary Gluon memory descriptors; with
+`reuse=spec` the allocation op carries the Contract-1 attributes (docs/ARCHITECTURE.md) that the
+lowering passes read, and with `reuse=<descriptor>` (legacy TLX) it is a `ttg.memdesc_reinterpret`
+of that descriptor. Mistakes raise `TlxAliasError` naming the kernel line (`file.py:LINE`).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language._core import _unwrap_if_constexpr, base_value, builtin
+from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, allocate_tensor_memory,
+                                                                 tensor_memory_descriptor)
+
+from tlx_alias._frontend_trace import (assigned_name, opaque_type, record_of, require_generator, src_of,
+                                       tag_descriptor, trace)
+from tlx_alias.errors import TlxAliasError
+
+__all__ = ["storage_kind", "reuse_group_type", "storage_alias_spec", "local_alloc", "reuse_group"]
+
+
+class _KernelEnum(enum.IntEnum):
+    """IntEnum so members reach @gluon.jit helpers as constexprs; repr names them in mangled symbols."""
+
+    def __repr__(self):
+        return f"{type(self).__name__}.{self.name}"
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        return repr(self)
+
+
+class storage_kind(_KernelEnum):
+    """Where buffers live. `smemCluster` exists for TLX compatibility and is rejected by specs."""
+    smem = 0
+    tmem = 1
+    smemCluster = 2
+
+
+class reuse_group_type(_KernelEnum):
+    """`shared`: children start at the same offset per buffer index; `distinct`: placed one after another."""
+    shared = 0
+    distinct = 1
+
+
+# Triton lets kernels read a global only if it is constexpr or a builtin; this makes
+# `from tlx_alias.language import storage_kind` usable like `tlx.storage_kind`.
+storage_kind.__triton_builtin__ = True
+reuse_group_type.__triton_builtin__ = True
+
+
+_error = TlxAliasError  # (where, problem, fix, src)
+
+
+def _int_constant(value):
+    value = _unwrap_if_constexpr(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+# ----------------------------------------------------------------------------- storage_alias_spec
+
+
+class storage_alias_spec(base_value):
+    """A region that several allocations share as equal peers (no primary owner). Immutable.
+
+    `buffer_size_bytes` is optional; without it the passes size the region from its users.
+    """
+
+    __triton_builtin__ = True  # constructible in kernels; Triton passes _semantic/_generator
+
+    def __init__(self, storage=storage_kind.smem, buffer_size_bytes=None, _semantic=None, _generator=None):
+        api = "tlx.storage_alias_spec"
+        require_generator(api, _generator)
+        src = src_of(_generator)
+        storage = _unwrap_if_constexpr(storage)
+        if storage is storage_kind.smemCluster:
+            raise _error(api, "storage_kind.smemCluster is not supported for storage aliasing",
+                         "use storage=tlx.storage_kind.smem or tlx.storage_kind.tmem", src)
+        if not isinstance(storage, storage_kind):
+            raise _error(api, f"storage must be a tlx.storage_kind, got {storage!r}",
+                         "pass tlx.storage_kind.smem or tlx.storage_kind.tmem", src)
+        size = _unwrap_if_constexpr(buffer_size_bytes)
+        if size is not None:
+            if _int_constant(size) is None:
+                raise _error(api, f"buffer_size_bytes must be a compile-time integer, got {size!r}",
+                             "pass a Python int or a gl.constexpr, or omit it to let the compiler size the region",
+                             src)
+            if not 0 < size < 2**31:
+                raise _error(api, f"buffer_size_bytes must be positive (and below 2**31), got {size}",
+                             "pass the region size in bytes, or omit it", src)
+        self._storage, self._size, self._src = storage, size, src
+        self._id = trace(_generator).next_spec()
+        self._overlap_src = None
+        self.type = opaque_type(self, f"TLX{self._id}")
+
+    storage = property(lambda self: self._storage, doc="The storage kind (smem or tmem).")
+    buffer_size_bytes = property(lambda self: self._size, doc="The explicit size in bytes, or None.")
+    id = property(lambda self: self._id, doc='Id unique in the kernel: "spec0", "spec1"...')
+
+    def _flatten_ir(self, handles) -> None:
+        return None
+
+    def __repr__(self):
+        return f"storage_alias_spec({self._id}, {self._storage!r}, {self._size})"
+
+    @builtin
+    def set_buffer_overlap(self, overlap_def, _semantic=None, _generator=None):
+        """Record how this spec's allocations overlap: a reuse_group tree over them. At most once per spec.
+
+        The tree is written as JSON on every leaf allocation (`tlx.overlap`, `tlx.overlap_src`), so
+        only what is traced counts: constexpr branches and inlined helpers are fine.
+        """
+        api = f"{self._id}.set_buffer_overlap"
+        src = src_of(_generator)
+        if self._overlap_src is not None:
+            raise _error(api, f"set_buffer_overlap was already called for this spec at {self._overlap_src}",
+                         "call set_buffer_overlap once per storage_alias_spec, with one reuse_group tree", src)
+        tree = _unwrap_if_constexpr(overlap_def)
+        if not isinstance(tree, reuse_group):
+            raise _error(api, f"expected a tlx.reuse_group, got {type(tree).__name__}",
+                         "wrap the allocations in tlx.reuse_group(...)", src)
+        seen = {}
+        for record in tree._leaves():
+            if record.spec is not self:
+                raise _error(api, f"'{record.label}' (allocated at {record.src}) belongs to {record.spec.id} "
+                             f"(created at {record.spec._src}), not to {self._id} (created at {self._src})",
+                             f"only pass allocations made with reuse={self._id} to its set_buffer_overlap", src)
+            if record.id in seen:
+                raise _error(api, f"'{record.label}' (allocated at {record.src}) appears twice in the reuse tree",
+                             "list each allocation once; use group_size for sub-tiled buffers", src)
+            seen[record.id] = record
+        text = json.dumps(tree._json(), separators=(",", ":"))
+        builder = _semantic.builder
+        for record in seen.values():
+            record.handle.set_attr("tlx.overlap", builder.get_string_attr(text))
+            record.handle.set_attr("tlx.overlap_src", builder.get_string_attr(src))
+        self._overlap_src = src
+
+
+# ----------------------------------------------------------------------------- reuse_group
+
+
+class reuse_group(base_value):
+    """A node of a spec's overlap tree; children are aliased allocations or nested groups.
+
+    Nested groups alternate kinds (seed 001, "Nesting Constraint"); `group_size=K` treats K
+    consecutive buffers as one logical group (sub-tiling).
+    """
+
+    __triton_builtin__ = True
+
+    def __init__(self, *elems, group_type=reuse_group_type.shared, group_size=1, _semantic=None, _generator=None):
+        api = "tlx.reuse_group"
+        require_generator(api, _generator)
+        src = src_of(_generator)
+        kind = _unwrap_if_constexpr(group_type)
+        if not isinstance(kind, reuse_group_type):
+            raise _error(api, f"group_type must be a tlx.reuse_group_type, got {kind!r}",
+                         "pass tlx.reuse_group_type.shared or tlx.reuse_group_type.distinct", src)
+        size = _int_constant(group_size)
+        if size is None or size <= 0:
+            got = _unwrap_if_constexpr(group_size)
+            raise _error(api, f"group_size must be a positive compile-time integer, got {got!r}",
+                         "pass group_size=K with K >= 1 (K sub-tiles form one logical buffer)", src)
+        if not elems:
+            raise _error(api, "a reuse_group needs at least one element", "pass allocations or nested groups", src)
+        children = []
+        for i, elem in enumerate(elems):
+            elem = _unwrap_if_constexpr(elem)
+            if isinstance(elem, reuse_group):
+                if elem.group_type == kind:
+                    raise _error(api, f"a {kind.name} group (element {i}, created at {elem.src}) is nested directly "
+                                 f"inside a {kind.name} group; nested groups must alternate shared/distinct",
+                                 "merge the inner group's elements into this group, or change one group_type", src)
+            elif record_of(elem) is None:
+                raise _error(api, f"element {i} is not an allocation made by tlx.local_alloc(..., reuse=spec) "
+                             f"(got {elem})", "pass the descriptor returned by local_alloc(reuse=spec) itself, "
+                             "not an .index() view or a plain allocation", src)
+            children.append(elem)
+        self.children, self.group_type, self.group_size, self.src = tuple(children), kind, size, src
+        self.type = opaque_type(self, f"TLX{trace(_generator).next_group()}")
+
+    def _flatten_ir(self, handles) -> None:
+        return None
+
+    def _leaves(self):
+        for child in self.children:
+            yield from child._leaves() if isinstance(child, reuse_group) else (record_of(child), )
+
+    def _json(self):
+        return {
+            "kind": self.group_type.name, "group_size": self.group_size, "src": self.src, "children": [
+                c._json() if isinstance(c, reuse_group) else record_of(c).id for c in self.children
+            ]
+        }
+
+
+# ----------------------------------------------------------------------------- local_alloc
+
+
+class _Alloc:
+    """What the frontend knows of one aliased allocation (carried by its descriptor's type)."""
+
+    def __init__(self, id, spec, src, handle, name):
+        self.id, self.spec, self.src, self.handle, self.name = id, spec, src, handle, name
+
+    @property
+    def label(self):
+        return f"{self.name} ({self.id})" if self.name else self.id
+
+
+def _default_layout(storage, shape, dtype):
+    """Layouts for `layout=None`.
+
+    TMEM is packed (col_stride=1): 16-bit data takes two elements per 32-bit column. That is the
+    seed's size rule (element size scaled to 32-bit columns), the form tcgen05 reads a TMEM operand
+    in, and it halves P's footprint so P, alpha, l and m fit beside each other inside QK's columns.
+    """
+    if storage == storage_kind.tmem:
+        return TensorMemoryLayout(block=(min(shape[0], 128), shape[1]), col_stride=1)
+    if len(shape) >= 2:
+        return gl.NVMMASharedLayout.get_default_for(list(shape), dtype)
+    return gl.SwizzledSharedLayout(1, 1, 1, [0])
+
+
+def _smem_bytes(shape, dtype):
+    return -(-math.prod(shape) * dtype.primitive_bitwidth // 8)
+
+
+def _tmem_columns(shape, dtype, layout):
+    """32-bit TMEM columns: per buffer ceil(cols * bitwidth * col_stride / 32), times the buffers."""
+    col_stride = getattr(layout, "col_stride", 1)
+    per_buffer = -(-shape[-1] * dtype.primitive_bitwidth * col_stride // 32)
+    return math.prod(shape[:-2]) * per_buffer
+
+
+@builtin
+def local_alloc(shape, dtype, num, storage=storage_kind.smem, reuse=None, layout=None, _semantic=None,
+                _generator=None):
+    """Allocate `num` buffers of `shape` in SMEM or TMEM; returns a Gluon descriptor of `[num, *shape]`.
+
+    reuse=None: a plain allocation. reuse=spec: an ordinary allocation tagged for the lowering
+    (Contract 1). reuse=<descriptor>: legacy TLX, a reinterpret of that descriptor at offset 0.
+    """
+    api = "tlx.local_alloc"
+    src = src_of(_generator)
+    shape = [_unwrap_if_constexpr(s) for s in _unwrap_if_constexpr(shape)]
+    dtype, n = _unwrap_if_constexpr(dtype), _int_constant(num)
+    if isinstance(reuse, gl.constexpr) and isinstance(reuse.value, storage_alias_spec) and not _generator.is_kernel:
+        # Triton traces a helper once per constexpr value and reuses that trace for later calls, so
+        # every call would share these allocation ops (and ids). A plain spec variable is per call.
+        raise _error(api, "a gl.constexpr storage_alias_spec reached a @gluon.jit helper that allocates from it",
+                     "declare it as a plain variable (spec = tlx.storage_alias_spec(...)), not spec: gl.constexpr",
+                     src)
+    storage, reuse, layout = (_unwrap_if_constexpr(x) for x in (storage, reuse, layout))
+    if not shape or not all(_int_constant(s) and s > 0 for s in shape):
+        raise _error(api, f"shape must be a non-empty tuple of positive compile-time ints, got {shape}",
+                     "pass e.g. (BLOCK_M, BLOCK_N) with gl.constexpr values", src)
+    if not isinstance(dtype, gl.dtype):
+        raise _error(api, f"dtype must be a gl dtype, got {dtype!r}", "pass e.g. gl.float16", src)
+    if n is None or n <= 0:
+        raise _error(api, f"num must be a positive compile-time int, got {_unwrap_if_constexpr(num)!r}",
+                     "pass the number of buffers as an int or gl.constexpr", src)
+    if storage not in (storage_kind.smem, storage_kind.tmem) or not isinstance(storage, storage_kind):
+        raise _error(api, f"storage must be tlx.storage_kind.smem or .tmem, got {storage!r}",
+                     "pass tlx.storage_kind.smem or tlx.storage_kind.tmem", src)
+    if storage == storage_kind.tmem and (len(shape) != 2 or shape[0] not in (64, 128)):
+        raise _error(api, f"a TMEM buffer must be 2-D with 64 or 128 rows, got {shape}",
+                     "use shape (64 or 128, N) for tensor memory", src)
+    if layout is None:
+        layout = _default_layout(storage, shape, dtype)
+    elif storage == storage_kind.tmem and not isinstance(layout, TensorMemoryLayout):
+        raise _error(api, f"a TMEM allocation needs a TensorMemoryLayout, got {layout!r}",
+                     "pass a TensorMemoryLayout or leave layout=None", src)
+    elif storage == storage_kind.smem and not isinstance(layout, gl.SharedLayout):
+        raise _error(api, f"an SMEM allocation needs a shared layout, got {layout!r}",
+                     "pass e.g. gl.NVMMASharedLayout(...) or leave layout=None", src)
+    full = [n, *shape]
+
+    if isinstance(reuse, (gl.shared_memory_descriptor, tensor_memory_descriptor)):
+        return _legacy_alias(reuse, full, dtype, storage, layout, _semantic, src)
+    if reuse is not None and not isinstance(reuse, storage_alias_spec):
+        raise _error(api, f"reuse must be a tlx.storage_alias_spec or a descriptor, got {reuse!r}",
+                     "pass reuse=spec (from tlx.storage_alias_spec) or omit it", src)
+    if reuse is not None and reuse.storage != storage:
+        raise _error(api, f"storage {storage!r} does not match {reuse.id}'s storage {reuse.storage!r} "
+                     f"(spec created at {reuse._src})", "allocate in the spec's storage kind, or use another spec",
+                     src)
+
+    if storage == storage_kind.tmem:
+        desc = allocate_tensor_memory(dtype, full, layout, _semantic=_semantic)
+    else:
+        desc = gl.allocate_shared_memory(dtype, full, layout, _semantic=_semantic)
+    if reuse is None:
+        return desc
+
+    record = _Alloc(trace(_generator).next_alloc(), reuse, src, desc.handle, assigned_name(_generator))
+    b = _semantic.builder
+    attrs = {"tlx.spec": reuse.id, "tlx.spec_storage": reuse.storage.name, "tlx.spec_src": reuse._src,
+             "tlx.alloc": record.id, "tlx.src": src}
+    if record.name:
+        attrs["tlx.name"] = record.name
+    for key, value in attrs.items():
+        desc.handle.set_attr(key, b.get_string_attr(value))
+    if reuse.buffer_size_bytes is not None:
+        desc.handle.set_attr("tlx.spec_size", b.get_int32_attr(reuse.buffer_size_bytes))
+    return tag_descriptor(desc, record)
+
+
+def _legacy_alias(base, full, dtype, storage, layout, _semantic, src):
+    """Legacy `reuse=<descriptor>`: view `base`'s memory (offset 0) as `full`, checked to fit."""
+    api = "tlx.local_alloc(reuse=<descriptor>)"
+    is_tmem = isinstance(base, tensor_memory_descriptor)
+    if is_tmem != (storage == storage_kind.tmem):
+        have = "tmem" if is_tmem else "smem"
+        raise _error(api, f"storage {storage!r} does not match the reused descriptor, which lives in {have}",
+                     f"allocate with storage=tlx.storage_kind.{have}", src)
+    if is_tmem:
+        need, have, unit = _tmem_columns(full, dtype, layout), _tmem_columns(base.shape, base.dtype, base.layout), \
+            "32-bit TMEM columns"
+        rows_ok = full[-2] <= base.shape[-2]
+    else:
+        need, have, unit = _smem_bytes(full, dtype), _smem_bytes(base.shape, base.dtype), "bytes"
+        rows_ok = True
+    if need > have or not rows_ok:
+        raise _error(api, f"{full[0]} x {full[1:]} {dtype} needs {need} {unit} but the reused buffer "
+                     f"{list(base.shape)} {base.dtype} has {have}", "reduce num or the shape, or reuse a larger "
+                     "buffer (better: a tlx.storage_alias_spec, which sizes the region for you)", src)
+    if is_tmem:
+        view = base._reinterpret(dtype, full, layout, _semantic=_semantic)
+    else:
+        view = _semantic.memdesc_reinterpret(base, dtype, full, layout)
+    view.handle.set_attr("tlx.legacy_alias", _semantic.builder.get_string_attr(src))
+    return view
+
+
+try:  # importing the frontend activates the lowering plugin (written in parallel; optional here)
+    from tlx_alias.plugin import hook as _hook
+    _hook.install()
+except (ImportError, AttributeError):
+    pass
