@@ -1,1 +1,4 @@
-"""plugin"""
+"""The Triton side of tlx-alias: `hook` (stages hook, activation, cache key) and `bridge` (IR round trip).
+
+Kept import-free: `tlx_alias.pth` imports `tlx_alias.plugin.hook` at interpreter start-up.
+"""

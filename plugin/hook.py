@@ -1,0 +1,234 @@
+"""The plugin hook: runs the tlx-alias pipeline between Triton's `ttgir` and `llir` stages.
+
+`install()` registers a stages hook (chained after any hook already set) that wraps `stages["ttgir"]`
+(Gluon's `gluon_to_ttgir`, Triton's `make_ttgir`). After that stage, a module with tlx tags (`tlx.spec`,
+`tlx.legacy_alias`) goes Triton -> upstream bindings -> `lower(...)` -> Triton; any other module is
+returned as it is (same object, no round trip). While installed, Triton's compile-cache key gets a suffix
+with the plugin's version and `TLX_ALIAS_*` environment, so the cache never hands back a kernel built
+under another plugin state.
+
+Activation without touching user code: `TRITON_PASS_PLUGIN=tlx_alias` (a comma list such as
+`foo,tlx_alias` works; other names are ignored). The wheel puts `tlx_alias.pth` in site-packages; when the
+variable names us it calls `arm()`, which installs the hook right after `triton` is first imported.
+
+This module imports only the standard library at import time (the .pth line imports it at start-up).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+import time
+
+from tlx_alias.errors import TlxAliasError
+
+ENV = "TRITON_PASS_PLUGIN"
+NAME = "tlx_alias"
+ENV_PREFIX = "TLX_ALIAS_"
+
+_TAG = re.compile(r'[{ ,]"?tlx\.(?:spec|legacy_alias)"? = ')
+_lock = threading.Lock()
+_active = False
+last_round_trip: dict = {}
+"""Figures of the latest plugin run: bridge timings (ms), lower_ms, total_ms, locations."""
+
+
+# ------------------------------------------------------------------------------------------ pipeline
+
+def lower(upstream_module, aliases, target=None):
+    """The lowering the hook runs (tests monkeypatch this attribute). Returns the pipeline's result."""
+    try:
+        from tlx_alias.python_passes import pipeline
+    except ModuleNotFoundError as exc:  # pipeline not written yet: identity
+        if exc.name not in ("tlx_alias.python_passes.pipeline", "tlx_alias.python_passes"):
+            raise
+        return None
+    return pipeline.lower(upstream_module, aliases, target=target)
+
+
+def _result(result, module, aliases):
+    """Accept what a lowering may return: None, a module, (module, aliases), or a context with .aliases."""
+    if isinstance(result, tuple):
+        return result
+    if result is None:
+        return module, aliases
+    if hasattr(result, "operation"):
+        return result, aliases
+    return module, getattr(result, "aliases", aliases)
+
+
+def has_tags(triton_module) -> bool:
+    """Does any op carry a tlx tag? (A string search over the printout: ~0.1 ms for a small kernel.)"""
+    return _TAG.search(triton_module.str_nodebug()) is not None
+
+
+def run_plugin(triton_module, target=None):
+    """What the wrapped `ttgir` stage does after the stage itself."""
+    if not has_tags(triton_module):
+        return triton_module
+    from tlx_alias.plugin import bridge
+    t0 = time.perf_counter()
+    module, aliases = bridge.to_upstream(triton_module)
+    t1 = time.perf_counter()
+    try:
+        result = lower(module, aliases, target=target)
+    except TlxAliasError as err:  # the user's mistake: surface it as itself, not as a compiler crash
+        raise err.with_traceback(None) from None
+    t2 = time.perf_counter()
+    module, aliases = _result(result, module, aliases)
+    out = bridge.to_triton(module, aliases, triton_module.context)
+    last_round_trip.clear()
+    last_round_trip.update(bridge.last_stats, lower_ms=(t2 - t1) * 1e3,
+                           total_ms=(time.perf_counter() - t0) * 1e3)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ install
+
+def _make_hook(prev):
+    def tlx_alias_stages_hook(backend, stages, options, language, capability):
+        if prev is not None:
+            prev(backend, stages, options, language, capability)
+        from tlx_alias import _triton
+        stage = stages.get(_triton.STAGE)
+        if not _active or stage is None or getattr(stage, "_tlx_alias", False):
+            return  # uninstalled, or already wrapped by another copy of this hook in the chain
+        target = _triton.target_of(backend)
+
+        def ttgir_then_tlx_alias(src, metadata):
+            return run_plugin(stage(src, metadata), target)
+
+        ttgir_then_tlx_alias._tlx_alias = True
+        stages[_triton.STAGE] = ttgir_then_tlx_alias
+
+    tlx_alias_stages_hook._tlx_alias = True
+    tlx_alias_stages_hook._tlx_alias_prev = prev
+    return tlx_alias_stages_hook
+
+
+def install():
+    """Register the stages hook and the cache-key suffix. Idempotent and cheap; imports triton."""
+    global _active
+    from tlx_alias import _triton
+    current = _triton.get_stages_hook()
+    if _active and getattr(current, "_tlx_alias", False) and _triton.cache_key_is_patched():
+        return
+    with _lock:
+        current = _triton.get_stages_hook()
+        if not getattr(current, "_tlx_alias", False):
+            _triton.set_stages_hook(_make_hook(current))
+        _triton.patch_cache_key(cache_key_suffix)
+        _active = True
+
+
+def uninstall():
+    """Undo install(): restore the previous hook (or go inert if another hook was chained on top)."""
+    global _active
+    from tlx_alias import _triton
+    with _lock:
+        _active = False
+        current = _triton.get_stages_hook()
+        if getattr(current, "_tlx_alias", False):
+            _triton.set_stages_hook(current._tlx_alias_prev)
+        _triton.unpatch_cache_key()
+
+
+def is_installed() -> bool:
+    if not _active or "triton" not in sys.modules:
+        return False
+    from tlx_alias import _triton
+    return getattr(_triton.get_stages_hook(), "_tlx_alias", False)
+
+
+# ------------------------------------------------------------------------------------------ cache key
+
+_version = None
+
+
+def plugin_version() -> str:
+    """Hash of the tlx_alias package's source files (passes, verifier, frontend, plugin)."""
+    global _version
+    if _version is None:
+        import hashlib
+        import tlx_alias
+        root = os.path.dirname(os.path.abspath(tlx_alias.__file__))
+        h = hashlib.sha256(tlx_alias.__version__.encode())
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    path = os.path.join(dirpath, name)
+                    h.update(os.path.relpath(path, root).encode())
+                    with open(path, "rb") as f:
+                        h.update(f.read())
+        _version = h.hexdigest()[:16]
+    return _version
+
+
+def cache_key_suffix() -> str:
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX))
+    return f"-tlx_alias-{plugin_version()}-{env}"
+
+
+# ------------------------------------------------------------------------------------------ activation
+
+def requested(value: str | None = None) -> bool:
+    """Does TRITON_PASS_PLUGIN (a comma list) name this plugin?"""
+    value = os.environ.get(ENV, "") if value is None else value
+    return NAME in [v.strip() for v in value.split(",")]
+
+
+def arm():
+    """Install the hook as soon as `triton` is imported (now, if it already is). Called by tlx_alias.pth."""
+    mod = sys.modules.get("triton")
+    if mod is not None and getattr(getattr(mod, "__spec__", None), "_initializing", False) is False:
+        _install_quietly()
+        return
+    if not any(isinstance(f, _TritonWatcher) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TritonWatcher())
+
+
+def _install_quietly():
+    try:
+        install()
+    except Exception as exc:  # never break `import triton` because of the plugin
+        import warnings
+        from tlx_alias.errors import TlxAliasWarning
+        warnings.warn(TlxAliasWarning(f"{ENV}={NAME}: the tlx-alias hook was not installed: {exc!r}"))
+
+
+class _TritonWatcher:
+    """A one-shot meta-path finder: finds `triton` through the other finders, installs after it executes."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "triton":
+            return None
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find else None
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _InstallAfter(spec.loader)
+                return spec
+        return None
+
+
+class _InstallAfter:
+    """Loader wrapper: run the real loader, put it back on the module, then install the hook."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        module.__loader__ = self.loader
+        if getattr(module, "__spec__", None) is not None:
+            module.__spec__.loader = self.loader
+        self.loader.exec_module(module)
+        _install_quietly()

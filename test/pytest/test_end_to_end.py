@@ -1,0 +1,135 @@
+"""Gluon kernels written with the TLX API, compiled for sm_90a / sm_100a on the CPU through the plugin."""
+import re
+
+import pytest
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon._runtime import GluonASTSource
+from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, get_tmem_reg_layout
+
+import tlx_alias.language as tlx
+from tlx_alias.errors import TlxAliasError
+from tlx_alias.plugin import hook
+
+HOPPER = GPUTarget("cuda", 90, 32)
+BLACKWELL = GPUTarget("cuda", 100, 32)
+
+
+@pytest.fixture(autouse=True)
+def plugin(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    hook.install()
+    yield
+
+
+def compile_kernel(fn, signature, constexprs=None, target=HOPPER):
+    constexprs = constexprs or {}
+    sig = dict(signature, **{k: "constexpr" for k in constexprs})
+    return triton.compile(GluonASTSource(fn, sig, constexprs), target=target)
+
+
+def views(ttgir):
+    """name -> (view type, tlx.view placement) of every lowered view in the ttgir."""
+    out = {}
+    for m in re.finditer(r'ttg\.memdesc_reinterpret .*?\{(.*?)\} : .*? -> (!ttg\.memdesc<[^>]*>)', ttgir):
+        attrs = dict(re.findall(r'(tlx\.\w+) = "([^"]*)"', m.group(1)))
+        out[attrs.get("tlx.name") or attrs.get("tlx.alloc")] = (m.group(2), attrs.get("tlx.view"))
+    return out
+
+
+BLOCKED: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0])
+
+
+@gluon.jit
+def two_views_kernel(out_ptr, TREE: gl.constexpr):
+    # A 2-buffer fp32 view and a 4-buffer bf16 view of the same 32 KiB.
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    f32 = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)
+    b16 = tlx.local_alloc((64, 64), gl.bfloat16, 4, tlx.storage_kind.smem, reuse=spec)
+    if TREE:
+        spec.set_buffer_overlap(tlx.reuse_group(
+            f32, tlx.reuse_group(b16, group_type=tlx.reuse_group_type.distinct, group_size=2)))
+    offs = gl.arange(0, 64, layout=gl.SliceLayout(1, BLOCKED))
+    for i in range(4):
+        x = b16.index(i).load(BLOCKED).to(gl.float32)
+        y = f32.index(i % 2).load(BLOCKED)
+        gl.store(out_ptr + i * 64 + offs, gl.sum(x + y, axis=1))
+
+
+@pytest.mark.parametrize("tree", [False, True])
+def test_two_views_share_one_allocation_on_hopper(tree):
+    k = compile_kernel(two_views_kernel, {"out_ptr": "*fp32"}, {"TREE": tree})
+    ttgir = k.asm["ttgir"]
+    assert len(re.findall(r"ttg\.local_alloc", ttgir)) == 1
+    assert "!ttg.memdesc<32x1024xi8" in ttgir
+    assert k.metadata.shared == 32768          # the larger view's bytes, not 32768 + 32768
+    v = views(ttgir)
+    assert v["f32"][0].startswith("!ttg.memdesc<2x64x64xf32")
+    assert v["b16"][0].startswith("!ttg.memdesc<4x64x64xbf16")
+    assert "tlx." not in re.sub(r'tlx\.(\w+) = "[^"]*"', "", ttgir).replace("tlx.index_rewrite", "")
+
+
+@gluon.jit
+def fa_tmem_kernel(out_ptr, BM: gl.constexpr, BN: gl.constexpr, S: gl.constexpr, NUM: gl.constexpr):
+    # Seed 000: QK (fp32) shares TMEM with P (bf16, S sub-tiles), alpha, l and m.
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)
+    qk = tlx.local_alloc((BM, BN), gl.float32, NUM, tlx.storage_kind.tmem, reuse=spec)
+    p = tlx.local_alloc((BM, BN // S), gl.bfloat16, NUM * S, tlx.storage_kind.tmem, reuse=spec)
+    alpha = tlx.local_alloc((BM, 1), gl.float32, NUM, tlx.storage_kind.tmem, reuse=spec)
+    l_i = tlx.local_alloc((BM, 1), gl.float32, NUM, tlx.storage_kind.tmem, reuse=spec)
+    m_i = tlx.local_alloc((BM, 1), gl.float32, NUM, tlx.storage_kind.tmem, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(
+        qk,
+        tlx.reuse_group(tlx.reuse_group(p, group_size=S), alpha, l_i, m_i,
+                        group_type=tlx.reuse_group_type.distinct),
+        group_type=tlx.reuse_group_type.shared))
+    qk_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [BM, BN], qk.type.layout, 4)
+    p_reg: gl.constexpr = get_tmem_reg_layout(gl.bfloat16, [BM, BN // S], p.type.layout, 4)
+    one_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [BM, 1], alpha.type.layout, 4)
+    rows: gl.constexpr = gl.SliceLayout(1, qk_reg)
+    acc = gl.sum(qk.index(NUM - 1).load(qk_reg), axis=1)
+    for j in range(NUM * S):
+        acc += gl.convert_layout(gl.sum(p.index(j).load(p_reg).to(gl.float32), axis=1), rows)
+    for i in range(NUM):
+        acc += gl.convert_layout(gl.sum(alpha.index(i).load(one_reg) + l_i.index(i).load(one_reg)
+                                        + m_i.index(i).load(one_reg), axis=1), rows)
+    gl.store(out_ptr + gl.arange(0, BM, layout=rows), acc)
+
+
+def test_seed000_fa_tree_on_blackwell():
+    """Hand calculation (BM=BN=128, S=2, NUM=2): qk 128 cols, p 128x64 bf16 packed = 32 cols,
+    alpha/l/m 1 col. distinct = 2*32 + 3 = 67 <= 128 -> 128 cols per buffer index, 2 indices = 256."""
+    k = compile_kernel(fa_tmem_kernel, {"out_ptr": "*fp32"}, {"BM": 128, "BN": 128, "S": 2, "NUM": 2},
+                       target=BLACKWELL)
+    assert k.metadata.tmem_size == 256
+    v = views(k.asm["ttgir"])
+    place = {name: dict(kv.split("=", 1) for kv in re.split(r",(?=[a-z]+=)", view)) for name, (_, view) in v.items()}
+    assert {n: (int(p["offset"]), int(p["stride"])) for n, p in place.items()} == {
+        "qk": (0, 128), "p": (0, 128), "alpha": (64, 128), "l_i": (65, 128), "m_i": (66, 128)}
+    assert place["p"]["radices"] == "[2]" and place["p"]["strides"] == "[32]"
+    assert v["p"][0].startswith("!ttg.memdesc<8x128x64xbf16")
+
+
+@gluon.jit
+def distinct_overflow_kernel(out_ptr):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem, buffer_size_bytes=1024)
+    a = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)
+    b = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(a, b, group_type=tlx.reuse_group_type.distinct))  # LINE-OVERFLOW
+    offs = gl.arange(0, 64, layout=gl.SliceLayout(1, BLOCKED))
+    gl.store(out_ptr + offs, gl.sum(a.index(1).load(BLOCKED) + b.index(0).load(BLOCKED), axis=1))
+
+
+def _line_of(marker):
+    with open(__file__) as f:
+        return next(n for n, line in enumerate(f, 1) if marker in line and "_line_of" not in line)
+
+
+def test_layout_error_names_the_kernel_line():
+    with pytest.raises(TlxAliasError) as info:
+        compile_kernel(distinct_overflow_kernel, {"out_ptr": "*fp32"})
+    err = info.value
+    assert "not enough space for distinct allocations: need 32768 bytes, have 512 bytes" in str(err)
+    assert err.src == f"{__file__}:{_line_of('LINE-OVERFLOW')}"

@@ -1,0 +1,358 @@
+"""The plugin hook: passthrough, tagged kernels, chaining, idempotence, errors, cache key, activation.
+
+`hook.lower` (the pipeline call) is monkeypatched with stubs here: these tests are about the hook, not
+the passes.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon._runtime import GluonASTSource
+from triton.experimental.gluon.language._core import builtin
+
+from tlx_alias import _triton
+from tlx_alias.errors import TlxAliasError
+from tlx_alias.plugin import hook
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PTH = os.path.join(ROOT, "plugin", "tlx_alias.pth")
+
+
+@builtin
+def _tag(desc, _semantic=None):
+    """What the frontend does, in miniature: a discardable tlx attribute on the allocation."""
+    desc.handle.set_attr("tlx.spec", _semantic.builder.get_string_attr("spec0"))
+    return desc
+
+
+@gluon.jit
+def k_plain(x_ptr):
+    layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, [1, 0])
+    smem = gl.allocate_shared_memory(gl.float32, [2, 32, 32], layout)
+    blocked: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0])
+    v = smem.index(1).load(blocked)
+    offs = gl.arange(0, 32, layout=gl.SliceLayout(1, blocked))
+    gl.store(x_ptr + offs, gl.sum(v, axis=1))
+
+
+@gluon.jit
+def k_tagged(x_ptr):
+    layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, [1, 0])
+    smem = _tag(gl.allocate_shared_memory(gl.float32, [2, 32, 32], layout))
+    blocked: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0])
+    v = smem.index(1).load(blocked)
+    offs = gl.arange(0, 32, layout=gl.SliceLayout(1, blocked))
+    gl.store(x_ptr + offs, gl.sum(v, axis=1))
+
+
+def compile_(fn, cc=90):
+    return triton.compile(GluonASTSource(fn, {"x_ptr": "*fp32"}, {}), target=GPUTarget("cuda", cc, 32))
+
+
+@pytest.fixture(autouse=True)
+def _clean_state(tmp_path, monkeypatch):
+    was_installed = hook.is_installed()
+    hook.uninstall()
+    saved = _triton.get_stages_hook()
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")
+    for key in [k for k in os.environ if k.startswith("TLX_ALIAS_")]:
+        monkeypatch.delenv(key)
+    yield
+    hook.uninstall()
+    _triton.set_stages_hook(saved)
+    if was_installed:
+        hook.install()
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Replace the pipeline with an identity stub that records its arguments."""
+    seen = []
+
+    def stub(module, aliases, target=None):
+        seen.append((module.operation.get_asm(print_generic_op_form=True), dict(aliases), target))
+    monkeypatch.setattr(hook, "lower", stub)
+    return seen
+
+
+# ---------------------------------------------------------------------------------------------- passthrough
+
+@pytest.mark.parametrize("cc", [90, 100])
+def test_untagged_kernels_pass_through_untouched(calls, cc):
+    off = compile_(k_plain, cc)
+    hook.install()
+    on = compile_(k_plain, cc)
+    assert calls == []
+    for ext in ("ttgir", "llir", "ptx", "cubin"):
+        assert on.asm[ext] == off.asm[ext], ext
+
+
+def test_untagged_module_is_the_same_object():
+    seen = []
+
+    def probe(backend, stages, options, language, capability):
+        stage = stages["ttgir"]
+
+        def record(mod, md):
+            out = stage(mod, md)
+            seen.append((out, hook.run_plugin(out, "cuda:90")))
+            return out
+        stages["ttgir"] = record
+    _triton.set_stages_hook(probe)
+    compile_(k_plain)
+    assert seen and seen[0][1] is seen[0][0]
+
+
+def test_tagged_kernel_goes_through_the_pipeline(calls):
+    off = compile_(k_tagged)
+    hook.install()
+    on = compile_(k_tagged)
+    assert len(calls) == 1
+    asm, aliases, target = calls[0]
+    assert target == "cuda:90"
+    assert 'tlx.spec = "spec0"' in asm and '"ttg.local_alloc"' in asm
+    assert list(aliases) == ["#blocked", "#shared", "#smem"]
+    # the identity pipeline round trip changes nothing Triton emits, line info included
+    assert on.asm["ptx"] == off.asm["ptx"] and on.asm["cubin"] == off.asm["cubin"]
+    assert hook.last_round_trip["locations"] == "ok"
+    assert hook.last_round_trip["total_ms"] > 0
+
+
+def test_pipeline_edits_reach_triton(monkeypatch):
+    """A stub that edits the upstream module: the edit is in what Triton compiles."""
+    from tlx_alias._mlir import ir
+
+    def mark(module, aliases, target=None):
+        def visit(op):
+            if op.name == "ttg.local_alloc":
+                op.attributes["tlx.backing"] = ir.StringAttr.get("spec0", module.context)
+            return ir.WalkResult.ADVANCE
+        module.operation.walk(visit)
+    monkeypatch.setattr(hook, "lower", mark)
+    hook.install()
+    assert 'tlx.backing = "spec0"' in compile_(k_tagged).asm["ttgir"]
+
+
+def test_default_lower_is_identity_without_a_pipeline(monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_pipeline(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == "tlx_alias.python_passes" and "pipeline" in (fromlist or ()):
+            raise ModuleNotFoundError("No module named 'tlx_alias.python_passes.pipeline'",
+                                      name="tlx_alias.python_passes.pipeline")
+        return real_import(name, globals, locals, fromlist, level)
+    monkeypatch.setattr(builtins, "__import__", no_pipeline)
+    assert hook.lower("module", {}, target="cuda:90") is None
+    assert hook._result(None, "module", {"#a": "b"}) == ("module", {"#a": "b"})
+
+
+# ---------------------------------------------------------------------------------------------- install
+
+def test_chains_with_an_existing_hook_and_uninstall_restores_it(calls):
+    seen = []
+
+    def theirs(backend, stages, options, language, capability):
+        seen.append(language)
+        stage = stages["ttgir"]
+        stages["ttgir"] = lambda mod, md: (seen.append("their ttgir"), stage(mod, md))[1]
+    _triton.set_stages_hook(theirs)
+    hook.install()
+    assert _triton.get_stages_hook() is not theirs
+    compile_(k_tagged)
+    assert len(calls) == 1 and "their ttgir" in seen
+    hook.uninstall()
+    assert _triton.get_stages_hook() is theirs
+
+
+def test_install_is_idempotent(calls):
+    hook.install()
+    first = _triton.get_stages_hook()
+    hook.install()
+    assert _triton.get_stages_hook() is first
+    compile_(k_tagged)
+    assert len(calls) == 1
+
+
+def test_no_double_wrap_when_another_hook_chains_on_top_of_ours(calls):
+    hook.install()
+    ours = _triton.get_stages_hook()
+    _triton.set_stages_hook(lambda *a: ours(*a))  # someone else chains over us
+    hook.install()                                 # e.g. tlx_alias.language imported later
+    compile_(k_tagged)
+    assert len(calls) == 1
+
+
+def test_concurrent_compiles(calls):
+    """The reproducer trick sets a process-wide variable for a moment: compiles from threads stay correct."""
+    from concurrent.futures import ThreadPoolExecutor
+    ref = compile_(k_tagged).asm["ptx"]
+    hook.install()
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(lambda _: compile_(k_tagged).asm["ptx"], range(4)))
+    assert outs == [ref] * 4 and len(calls) == 4
+    assert "TRITON_REPRODUCER_PATH" not in os.environ
+
+
+# ---------------------------------------------------------------------------------------------- errors
+
+def test_tlx_alias_error_surfaces_from_triton_compile(monkeypatch):
+    def fail(module, aliases, target=None):
+        raise TlxAliasError("tlx-buffer-offset", "views overlap", "use distinct groups", "fa.py:42")
+    monkeypatch.setattr(hook, "lower", fail)
+    hook.install()
+    with pytest.raises(TlxAliasError) as info:
+        compile_(k_tagged)
+    assert type(info.value) is TlxAliasError
+    assert str(info.value) == "fa.py:42: error: [tlx-buffer-offset] views overlap. Fix: use distinct groups"
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_error_str_omits_missing_parts():
+    assert str(TlxAliasError("local_alloc", "bad size", None)) == "error: [local_alloc] bad size"
+
+
+# ---------------------------------------------------------------------------------------------- cache
+
+@pytest.fixture
+def cache_events(monkeypatch):
+    monkeypatch.delenv("TRITON_ALWAYS_COMPILE")
+    events = []
+    monkeypatch.setattr(triton.knobs.compilation, "listener",
+                        lambda src, metadata, metadata_group, times, cache_hit: events.append(
+                            (metadata["hash"], cache_hit)))
+    return events
+
+
+def test_cache_never_mixes_plugin_states(calls, cache_events, monkeypatch):
+    compile_(k_tagged)                      # plugin off
+    hook.install()
+    compile_(k_tagged)                      # plugin on: must compile, not reuse the plugin-off kernel
+    compile_(k_tagged)                      # plugin on again: now a cache hit
+    monkeypatch.setenv("TLX_ALIAS_PROOF", "off")
+    compile_(k_tagged)                      # a TLX_ALIAS_ knob changed: new key
+    hook.uninstall()
+    compile_(k_tagged)                      # plugin off again: the first kernel, key unchanged
+    (h_off, hit0), (h_on, hit1), (h_on2, hit2), (h_env, hit3), (h_off2, hit4) = cache_events
+    assert not hit0 and not hit1 and hit2 and not hit3 and hit4
+    assert len({h_off, h_on, h_env}) == 3 and h_on2 == h_on and h_off2 == h_off
+    assert len(calls) == 2                  # the pipeline ran for both fresh plugin-on compiles
+
+
+def test_cache_key_suffix_names_version_and_knobs(monkeypatch):
+    monkeypatch.setenv("TLX_ALIAS_PROOF", "warn")
+    suffix = hook.cache_key_suffix()
+    assert hook.plugin_version() in suffix and "('TLX_ALIAS_PROOF', 'warn')" in suffix
+    import triton.compiler.compiler as cc
+    orig = cc.get_cache_key
+    hook.install()
+    assert cc.get_cache_key is not orig and getattr(cc.get_cache_key, "__tlx_alias_orig__") is orig
+    hook.uninstall()
+    assert cc.get_cache_key is orig
+
+
+# ---------------------------------------------------------------------------------------------- activation
+
+def _run(code, tmp_path, env_value, site_dir=True):
+    """Run `code` in a fresh interpreter whose start-up processes a copy of plugin/tlx_alias.pth.
+
+    The wheel installs that file at the site-packages root (pyproject force-include); here it sits in a
+    temporary directory handed to `site.addsitedir` first thing, which processes .pth files the way
+    start-up does for site-packages.
+    """
+    d = tmp_path / "site"
+    d.mkdir(exist_ok=True)
+    (d / "tlx_alias.pth").write_text(open(PTH).read())
+    prelude = f"import site; site.addsitedir({str(d)!r})\n" if site_dir else ""
+    env = {k: v for k, v in os.environ.items() if k != hook.ENV}
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    if env_value is not None:
+        env[hook.ENV] = env_value
+    proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], env=env,
+                          capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+CHECK = """
+import sys
+before = ("triton" in sys.modules, "tlx_alias" in sys.modules)
+import triton
+from tlx_alias.plugin import hook
+print(before[0], before[1], hook.is_installed())
+"""
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("tlx_alias", ["False", "True", "True"]),           # armed, triton not imported at start-up
+    ("foo, tlx_alias", ["False", "True", "True"]),      # a comma list
+    ("foo", ["False", "False", "False"]),               # other plugins only: not even our package imported
+    (None, ["False", "False", "False"]),                # unset: inert
+])
+def test_pth_activation(tmp_path, value, expected):
+    assert _run(CHECK, tmp_path, value) == expected
+
+
+def test_pth_line_is_inert_when_unset(tmp_path):
+    out = _run("import sys; print(sorted(m for m in sys.modules if m.startswith(('triton', 'tlx_alias', 'torch'))))",
+               tmp_path, None)
+    assert out == ["[]"]
+
+
+def test_pth_activation_end_to_end(tmp_path):
+    """A user script with no tlx_alias import: the hook runs the pipeline on a tagged kernel."""
+    script = tmp_path / "user_kernel.py"
+    script.write_text(textwrap.dedent('''
+        import triton
+        from triton.backends.compiler import GPUTarget
+        from triton.experimental import gluon
+        from triton.experimental.gluon import language as gl
+        from triton.experimental.gluon._runtime import GluonASTSource
+        from triton.experimental.gluon.language._core import builtin
+
+        @builtin
+        def tag(desc, _semantic=None):
+            desc.handle.set_attr("tlx.spec", _semantic.builder.get_string_attr("spec0"))
+            return desc
+
+        @gluon.jit
+        def k(x_ptr):
+            layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, [1, 0])
+            smem = tag(gl.allocate_shared_memory(gl.float32, [2, 32, 32], layout))
+            blocked: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0])
+            gl.store(x_ptr + gl.arange(0, 32, layout=gl.SliceLayout(1, blocked)),
+                     gl.sum(smem.index(1).load(blocked), axis=1))
+
+        def compile_():
+            return triton.compile(GluonASTSource(k, {"x_ptr": "*fp32"}, {}), target=GPUTarget("cuda", 90, 32))
+    '''))
+    code = f"""
+    import sys, os
+    sys.path.insert(0, {str(tmp_path)!r})
+    os.environ["TRITON_CACHE_DIR"] = {str(tmp_path / "cache")!r}
+    import user_kernel
+    import tlx_alias.plugin.hook as hook
+    seen = []
+    hook.lower = lambda module, aliases, target=None: seen.append(target)
+    user_kernel.compile_()
+    print(seen)
+    """
+    assert _run(code, tmp_path, "tlx_alias") == ["['cuda:90']"]
+
+
+def test_installed_pth_if_present(tmp_path):
+    """After `pip install .` (make test) the real start-up file is in site-packages: check it too."""
+    import sysconfig
+    installed = os.path.join(sysconfig.get_paths()["purelib"], "tlx_alias.pth")
+    if not os.path.exists(installed):
+        pytest.skip("tlx_alias.pth not installed in this environment (run `pip install .`)")
+    assert _run(CHECK, tmp_path, "tlx_alias", site_dir=False) == ["False", "True", "True"]
+    assert _run(CHECK, tmp_path, None, site_dir=False) == ["False", "False", "False"]

@@ -1,0 +1,29 @@
+"""The one error type for user mistakes, and the one warning type.
+
+`str(TlxAliasError(...))` reads like a compiler diagnostic:
+`fa.py:40: error: [tlx-buffer-offset] the problem. Fix: what to change`.
+"""
+
+from __future__ import annotations
+
+
+class TlxAliasError(Exception):
+    """A user mistake found by the frontend, a pass or the verifier.
+
+    where: pass or API name ("tlx-buffer-offset", "local_alloc"); problem: what is wrong;
+    fix: what to change; src: "file.py:LINE" of the kernel line, or None.
+    """
+
+    def __init__(self, where: str, problem: str, fix: str | None = None, src: str | None = None):
+        self.where, self.problem, self.fix, self.src = where, problem, fix, src
+        super().__init__(where, problem, fix, src)
+
+    def __str__(self) -> str:
+        text = f"[{self.where}] {self.problem}" if self.where else str(self.problem)
+        if self.fix:
+            text += f". Fix: {self.fix}"
+        return f"{self.src}: error: {text}" if self.src else f"error: {text}"
+
+
+class TlxAliasWarning(UserWarning):
+    """A layout that compiles but is probably not what the author meant."""
