@@ -32,7 +32,13 @@ PROVIDER, ir, passmanager = _load()
 
 
 def new_context():
-    """A context that parses Triton's dialects as unregistered (generic form) ops."""
-    ctx = ir.Context()
+    """A context in which every dialect is unregistered, so Triton's IR round-trips verbatim.
+
+    The bindings' `Context` loads every upstream dialect they were built with; their versions of arith,
+    scf, gpu ... are newer than Triton's and would re-print ops with properties Triton cannot parse
+    (e.g. `gpu.barrier` gains `scope`). The native base class, without the site initializer, registers nothing.
+    """
+    bare = next((c for c in ir.Context.__mro__[1:] if c.__module__.endswith("_mlir.ir")), ir.Context)
+    ctx = bare()
     ctx.allow_unregistered_dialects = True
     return ctx

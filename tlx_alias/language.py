@@ -21,6 +21,7 @@ import math
 
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language._core import _unwrap_if_constexpr, base_value, builtin
+from triton.experimental.gluon.language._layouts import SharedLayout
 from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, allocate_tensor_memory,
                                                                  tensor_memory_descriptor)
 
@@ -285,7 +286,7 @@ def local_alloc(shape, dtype, num, storage=storage_kind.smem, reuse=None, layout
     elif storage == storage_kind.tmem and not isinstance(layout, TensorMemoryLayout):
         raise _error(api, f"a TMEM allocation needs a TensorMemoryLayout, got {layout!r}",
                      "pass a TensorMemoryLayout or leave layout=None", src)
-    elif storage == storage_kind.smem and not isinstance(layout, gl.SharedLayout):
+    elif storage == storage_kind.smem and not isinstance(layout, SharedLayout):
         raise _error(api, f"an SMEM allocation needs a shared layout, got {layout!r}",
                      "pass e.g. gl.NVMMASharedLayout(...) or leave layout=None", src)
     full = [n, *shape]

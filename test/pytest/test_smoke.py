@@ -34,3 +34,11 @@ def test_gluon_compiles_for_hopper_on_cpu():
     src = GluonASTSource(kernel, {"x_ptr": "*fp32"}, {})
     compiled = triton.compile(src, target=GPUTarget("cuda", 90, 32))
     assert compiled.metadata.shared == 2 * 64 * 64 * 4
+
+
+def test_bindings_context_keeps_triton_ops_verbatim():
+    """Upstream's own (newer) gpu dialect would print `gpu.barrier` with a `scope` Triton cannot parse."""
+    ctx = _mlir.new_context()
+    text = '"builtin.module"() ({\n  "gpu.barrier"() : () -> ()\n}) : () -> ()'
+    m = _mlir.ir.Module.parse(text, ctx)
+    assert m.operation.get_asm(print_generic_op_form=True).strip() == text
