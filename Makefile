@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: setup demo test lit pytest clean
+.PHONY: setup demo test lit pytest clean gpu-wheels
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ lit: reinstall
 test: reinstall
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/lit -sv test/lit
 	$(BIN)/python -m pytest -q
+
+# Wheels the GPU machines lack (no package index there), carried by scripts/gpu_run.sh.
+gpu-wheels: $(BIN)/python
+	$(BIN)/pip download -q -d .gpu-wheels --only-binary=:all: --python-version 3.12 \
+	  --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 z3-solver pytest hypothesis
 
 clean:
 	rm -rf $(VENV) build dist

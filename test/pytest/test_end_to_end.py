@@ -7,9 +7,8 @@ from triton.backends.compiler import GPUTarget
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
-from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, get_tmem_reg_layout
-
 import tlx_alias.language as tlx
+from tlx_alias.kernels.demo import addresses, fa_tmem_demo_kernel, lowered_views
 from tlx_alias.errors import TlxAliasError
 from tlx_alias.plugin import hook
 
@@ -28,15 +27,6 @@ def compile_kernel(fn, signature, constexprs=None, target=HOPPER):
     constexprs = constexprs or {}
     sig = dict(signature, **{k: "constexpr" for k in constexprs})
     return triton.compile(GluonASTSource(fn, sig, constexprs), target=target)
-
-
-def views(ttgir):
-    """name -> (view type, tlx.view placement) of every lowered view in the ttgir."""
-    out = {}
-    for m in re.finditer(r'ttg\.memdesc_reinterpret .*?\{(.*?)\} : .*? -> (!ttg\.memdesc<[^>]*>)', ttgir):
-        attrs = dict(re.findall(r'(tlx\.\w+) = "([^"]*)"', m.group(1)))
-        out[attrs.get("tlx.name") or attrs.get("tlx.alloc")] = (m.group(2), attrs.get("tlx.view"))
-    return out
 
 
 BLOCKED: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0])
@@ -65,51 +55,26 @@ def test_two_views_share_one_allocation_on_hopper(tree):
     assert len(re.findall(r"ttg\.local_alloc", ttgir)) == 1
     assert "!ttg.memdesc<32x1024xi8" in ttgir
     assert k.metadata.shared == 32768          # the larger view's bytes, not 32768 + 32768
-    v = views(ttgir)
-    assert v["f32"][0].startswith("!ttg.memdesc<2x64x64xf32")
-    assert v["b16"][0].startswith("!ttg.memdesc<4x64x64xbf16")
+    types = {name: ty for name, _, ty in lowered_views(ttgir)}
+    assert types["f32"].startswith("!ttg.memdesc<2x64x64xf32")
+    assert types["b16"].startswith("!ttg.memdesc<4x64x64xbf16")
     assert "tlx." not in re.sub(r'tlx\.(\w+) = "[^"]*"', "", ttgir).replace("tlx.index_rewrite", "")
-
-
-@gluon.jit
-def fa_tmem_kernel(out_ptr, BM: gl.constexpr, BN: gl.constexpr, S: gl.constexpr, NUM: gl.constexpr):
-    # Seed 000: QK (fp32) shares TMEM with P (bf16, S sub-tiles), alpha, l and m.
-    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)
-    qk = tlx.local_alloc((BM, BN), gl.float32, NUM, tlx.storage_kind.tmem, reuse=spec)
-    p = tlx.local_alloc((BM, BN // S), gl.bfloat16, NUM * S, tlx.storage_kind.tmem, reuse=spec)
-    alpha = tlx.local_alloc((BM, 1), gl.float32, NUM, tlx.storage_kind.tmem, reuse=spec)
-    l_i = tlx.local_alloc((BM, 1), gl.float32, NUM, tlx.storage_kind.tmem, reuse=spec)
-    m_i = tlx.local_alloc((BM, 1), gl.float32, NUM, tlx.storage_kind.tmem, reuse=spec)
-    spec.set_buffer_overlap(tlx.reuse_group(
-        qk,
-        tlx.reuse_group(tlx.reuse_group(p, group_size=S), alpha, l_i, m_i,
-                        group_type=tlx.reuse_group_type.distinct),
-        group_type=tlx.reuse_group_type.shared))
-    qk_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [BM, BN], qk.type.layout, 4)
-    p_reg: gl.constexpr = get_tmem_reg_layout(gl.bfloat16, [BM, BN // S], p.type.layout, 4)
-    one_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [BM, 1], alpha.type.layout, 4)
-    rows: gl.constexpr = gl.SliceLayout(1, qk_reg)
-    acc = gl.sum(qk.index(NUM - 1).load(qk_reg), axis=1)
-    for j in range(NUM * S):
-        acc += gl.convert_layout(gl.sum(p.index(j).load(p_reg).to(gl.float32), axis=1), rows)
-    for i in range(NUM):
-        acc += gl.convert_layout(gl.sum(alpha.index(i).load(one_reg) + l_i.index(i).load(one_reg)
-                                        + m_i.index(i).load(one_reg), axis=1), rows)
-    gl.store(out_ptr + gl.arange(0, BM, layout=rows), acc)
 
 
 def test_seed000_fa_tree_on_blackwell():
     """Hand calculation (BM=BN=128, S=2, NUM=2): qk 128 cols, p 128x64 bf16 packed = 32 cols,
     alpha/l/m 1 col. distinct = 2*32 + 3 = 67 <= 128 -> 128 cols per buffer index, 2 indices = 256."""
-    k = compile_kernel(fa_tmem_kernel, {"out_ptr": "*fp32"}, {"BM": 128, "BN": 128, "S": 2, "NUM": 2},
+    k = compile_kernel(fa_tmem_demo_kernel, {"out_ptr": "*fp32"}, {"BM": 128, "BN": 128, "S": 2, "NUM": 2},
                        target=BLACKWELL)
     assert k.metadata.tmem_size == 256
-    v = views(k.asm["ttgir"])
-    place = {name: dict(kv.split("=", 1) for kv in re.split(r",(?=[a-z]+=)", view)) for name, (_, view) in v.items()}
-    assert {n: (int(p["offset"]), int(p["stride"])) for n, p in place.items()} == {
+    views = {name: (place, ty) for name, place, ty in lowered_views(k.asm["ttgir"])}
+    assert {n: (int(p["offset"]), int(p["stride"])) for n, (p, _) in views.items()} == {
         "qk": (0, 128), "p": (0, 128), "alpha": (64, 128), "l_i": (65, 128), "m_i": (66, 128)}
-    assert place["p"]["radices"] == "[2]" and place["p"]["strides"] == "[32]"
-    assert v["p"][0].startswith("!ttg.memdesc<8x128x64xbf16")
+    p_place, p_type = views["p"]
+    assert p_place["radices"] == "[2]" and p_place["strides"] == "[32]"
+    assert p_type.startswith("!ttg.memdesc<8x128x64xbf16")
+    # P's sub-tiles of one group are contiguous: [0] 0-31, [1] 32-63, [2] 128-159, [3] 160-191.
+    assert [addresses(p_place, j) for j in range(4)] == [0, 32, 128, 160]
 
 
 @gluon.jit
