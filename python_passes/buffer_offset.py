@@ -60,9 +60,14 @@ def _record(op, offset, stride, radices, strides):
 
 def _check_multiple(leaf, where, stride, unit):
     b = leaf.size
-    bad = [(what, v) for what, v in [("offset", where.offset), ("stride between index groups", stride)]
-           + [(f"sub-tile stride of group_size={k}", u) for k, u in zip(where.radices, where.strides)]
-           if v % b]
+    per_group = 1
+    for k in where.radices:
+        per_group *= k
+    terms = [("offset", where.offset)]
+    if leaf.num > per_group:        # the leaf reaches index group 1 and beyond: the stride matters
+        terms.append(("stride between index groups", stride))
+    terms += [(f"sub-tile stride of group_size={k}", u) for k, u in zip(where.radices, where.strides)]
+    bad = [(what, v) for what, v in terms if v % b]
     if bad:
         what, v = bad[0]
         fail(leaf.op, NAME,

@@ -24,3 +24,30 @@
     "tt.return"() : () -> ()
   }) : () -> ()
 }) : () -> ()
+
+// -----
+
+// A leaf whose buffers all sit in index group 0 (num == group_size) never uses the stride between
+// index groups, so that stride (48 KiB here) need not be a multiple of its 32 KiB buffer size:
+// an operand ring of 3 stages whose epilogue tile shares the B ring's bytes.
+#shared = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>
+#smem = #ttg.shared_memory
+"builtin.module"() ({
+  "tt.func"() <{function_type = () -> (), sym_name = "single_index_group"}> ({
+    // CHECK-LABEL: sym_name = "single_index_group"
+    // CHECK: "tlx.storage_alias_spec"() {buffer_groups = 1 : i64, buffer_size = 147456 : i64, buffer_stride = 147456 : i64
+    %spec = "tlx.storage_alias_spec"() {storage = "smem"} : () -> !tlx.storage_alias_spec<smem>
+    // CHECK: buffer_offset = 0 : i64, buffer_stride = 147456 : i64, group_sizes = array<i64>, group_strides = array<i64>, tlx.name = "c"
+    %c = "tlx.storage_alias_local_alloc"(%spec) {tlx.name = "c"} : (!tlx.storage_alias_spec<smem>) -> !ttg.memdesc<1x128x256xbf16, #shared, #smem, mutable>
+    // CHECK: buffer_offset = 0 : i64, buffer_stride = 147456 : i64, group_sizes = array<i64: 3>, group_strides = array<i64: 32768>, tlx.name = "b"
+    %b = "tlx.storage_alias_local_alloc"(%spec) {tlx.name = "b"} : (!tlx.storage_alias_spec<smem>) -> !ttg.memdesc<3x64x256xbf16, #shared, #smem, mutable>
+    // CHECK: buffer_offset = 98304 : i64, buffer_stride = 147456 : i64, group_sizes = array<i64: 3>, group_strides = array<i64: 16384>, tlx.name = "a"
+    %a = "tlx.storage_alias_local_alloc"(%spec) {tlx.name = "a"} : (!tlx.storage_alias_spec<smem>) -> !ttg.memdesc<3x128x64xbf16, #shared, #smem, mutable>
+    %rb = "tlx.reuse_group"(%b) {group_kind = "shared", group_size = 3 : i64} : (!ttg.memdesc<3x64x256xbf16, #shared, #smem, mutable>) -> !tlx.reuse_group<shared>
+    %ra = "tlx.reuse_group"(%a) {group_kind = "shared", group_size = 3 : i64} : (!ttg.memdesc<3x128x64xbf16, #shared, #smem, mutable>) -> !tlx.reuse_group<shared>
+    %ring = "tlx.reuse_group"(%rb, %ra) {group_kind = "distinct", group_size = 1 : i64} : (!tlx.reuse_group<shared>, !tlx.reuse_group<shared>) -> !tlx.reuse_group<distinct>
+    %root = "tlx.reuse_group"(%c, %ring) {group_kind = "shared", group_size = 1 : i64} : (!ttg.memdesc<1x128x256xbf16, #shared, #smem, mutable>, !tlx.reuse_group<distinct>) -> !tlx.reuse_group<shared>
+    "tlx.set_buffer_overlap"(%spec, %root) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_group<shared>) -> ()
+    "tt.return"() : () -> ()
+  }) : () -> ()
+}) : () -> ()

@@ -1,0 +1,186 @@
+"""Shared helpers for the kernels in `tlx_alias.kernels`: compile for a target on the CPU, time on a GPU.
+
+The API is small on purpose (Hopper and Blackwell kernels both use it):
+
+Compiling (no GPU needed)
+    HOPPER, BLACKWELL                   GPUTarget("cuda", 90 | 100, 32)
+    tensordesc(dtype, block, layout)    signature string of a Gluon host TensorDescriptor argument
+    compile_for(fn, signature, constexprs, target, num_warps=4) -> Compiled
+                                        triton.compile(GluonASTSource(...)) through the tlx-alias plugin;
+                                        Compiled has .kernel, .compile_s, .smem_bytes, .tmem_cols, .ttgir, .ptx
+    proof_of(compiled) -> str           "ok" when the Z3 verifier (tlx_alias.verify) proves the kernel's
+                                        lowered IR safe, else a short reason ("n/a: ..." / "VIOLATION ...")
+    report_row(kernel, config, compiled) -> dict
+                                        one row of a `cpu_report()`: {kernel, config, target, smem_bytes,
+                                        tmem_cols, compile_s, proof}
+
+Running (CUDA)
+    poison_(*tensors)                   fill outputs with NaN (so a kernel that skips a tile cannot pass)
+    bench_ms(fn, *, before=None)        median ms of many CUDA-event-timed calls after warm-up; `before`
+                                        (e.g. poisoning) runs untimed before each call
+    tflops(flops, ms)                   flops / (ms * 1e9)
+
+Every kernel module also exposes `cpu_report() -> list[dict]` built from `report_row`, which
+`python -m tlx_alias.kernels.bench` prints on a machine without a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.experimental.gluon._runtime import GluonASTSource
+
+from tlx_alias.plugin import hook
+
+HOPPER = GPUTarget("cuda", 90, 32)
+BLACKWELL = GPUTarget("cuda", 100, 32)
+
+_DTYPE_NAMES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float8_e4m3fn": "fp8e4nv",
+                "float8_e5m2": "fp8e5", "fp16": "fp16", "bf16": "bf16", "fp32": "fp32"}
+
+
+def dtype_name(dtype) -> str:
+    """Triton's signature name of a torch or gl dtype (`torch.bfloat16`, `gl.bfloat16` -> "bf16")."""
+    key = str(dtype).rsplit(".", 1)[-1]
+    try:
+        return _DTYPE_NAMES[key]
+    except KeyError:
+        raise ValueError(f"unsupported dtype {dtype!r}") from None
+
+
+def tensordesc(dtype, block_shape, layout) -> str:
+    """Signature string of a Gluon TensorDescriptor argument, as the JIT would derive it from the host object."""
+    return f"tensordesc<{dtype_name(dtype)}[{','.join(str(int(s)) for s in block_shape)}],{layout!r}>"
+
+
+@dataclass
+class Compiled:
+    kernel: object            # triton.compiler.CompiledKernel
+    target: GPUTarget
+    compile_s: float
+
+    @property
+    def smem_bytes(self) -> int:
+        return int(self.kernel.metadata.shared)
+
+    @property
+    def tmem_cols(self) -> int:
+        return int(getattr(self.kernel.metadata, "tmem_size", 0) or 0)
+
+    @property
+    def ttgir(self) -> str:
+        return self.kernel.asm["ttgir"]
+
+    @property
+    def ptx(self) -> str:
+        return self.kernel.asm["ptx"]
+
+    @property
+    def target_name(self) -> str:
+        return f"sm_{self.target.arch}a"
+
+
+def compile_for(fn, signature: dict, constexprs: dict | None = None, target: GPUTarget = HOPPER,
+                num_warps: int = 4, **options) -> Compiled:
+    """Compile a @gluon.jit kernel for `target` on this machine (no GPU needed), through the plugin.
+
+    `signature` maps runtime argument names to Triton type strings ("*bf16", "i32", `tensordesc(...)`);
+    `constexprs` maps the remaining arguments to values. Raises what the compiler raises (TlxAliasError
+    for a layout the plugin rejects, e.g. "shared memory over capacity").
+    """
+    hook.install()
+    constexprs = dict(constexprs or {})
+    sig = dict(signature, **{k: "constexpr" for k in constexprs})
+    t0 = time.perf_counter()
+    kernel = triton.compile(GluonASTSource(fn, sig, constexprs), target=target,
+                            options=dict(num_warps=num_warps, **options))
+    return Compiled(kernel, target, time.perf_counter() - t0)
+
+
+def proof_of(compiled: Compiled) -> str:
+    """Run the Z3 verifier over the kernel's lowered ttgir, if `tlx_alias.verify` is there and works."""
+    try:
+        from tlx_alias.verify import prove_module
+        from tlx_alias.verify.source import load
+    except Exception as exc:  # the verifier is optional (written in parallel)
+        return f"n/a: verifier not available ({type(exc).__name__})"
+    path = None
+    try:
+        with tempfile.NamedTemporaryFile("w", suffix=".ttgir", delete=False) as f:
+            f.write(compiled.ttgir)
+            path = f.name
+        loaded = load(path)
+        with loaded.context:
+            report = prove_module(loaded.module, f"cuda:{compiled.target.arch}", loaded.aliases, path)
+        if report.violations:
+            return f"VIOLATION ({len(report.violations)})"
+        if getattr(report, "unknowns", None):
+            return f"unknown ({len(report.unknowns)} unsettled)"
+        return "ok"
+    except Exception as exc:
+        return f"n/a: verifier failed ({type(exc).__name__}: {str(exc)[:80]})"
+    finally:
+        if path:
+            os.unlink(path)
+
+
+def report_row(kernel: str, config: str, compiled: Compiled | None, error: Exception | None = None,
+               target: GPUTarget = HOPPER, proof: bool = True) -> dict:
+    """One `cpu_report()` row. A config that does not compile gets smem_bytes=None and the error text."""
+    if compiled is None:
+        return {"kernel": kernel, "config": config, "target": f"sm_{target.arch}a", "smem_bytes": None,
+                "tmem_cols": None, "compile_s": None, "proof": f"compile error: {_first_line(error)}"}
+    return {"kernel": kernel, "config": config, "target": compiled.target_name, "smem_bytes": compiled.smem_bytes,
+            "tmem_cols": compiled.tmem_cols, "compile_s": round(compiled.compile_s, 3),
+            "proof": proof_of(compiled) if proof else "skipped"}
+
+
+def _first_line(error) -> str:
+    text = str(error) if error is not None else "unknown"
+    # TlxAliasError reads "file:LINE: error: [pass] problem. Fix: ..." -- keep the problem
+    if "] " in text:
+        text = text.split("] ", 1)[1]
+    return text.split(". Fix:")[0].splitlines()[0][:120]
+
+
+# ----------------------------------------------------------------------------------------------- GPU timing
+
+def poison_(*tensors):
+    """Fill output tensors with NaN in place (integer tensors with -1)."""
+    for t in tensors:
+        t.fill_(float("nan") if t.dtype.is_floating_point else -1)
+
+
+def bench_ms(fn, *, before=None, warmup: int = 10, reps: int = 50) -> float:
+    """Median milliseconds of `fn()` over `reps` timed runs after `warmup` untimed ones, with CUDA events.
+
+    `before()` (e.g. `lambda: poison_(out)`) runs before every call, outside the timed region; the L2
+    cache is flushed between runs (as triton.testing.do_bench does) so every run reads from HBM.
+    """
+    import torch
+    flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+    for _ in range(warmup):
+        if before is not None:
+            before()
+        fn()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
+    for i in range(reps):
+        if before is not None:
+            before()
+        flush.zero_()
+        starts[i].record()
+        fn()
+        ends[i].record()
+    torch.cuda.synchronize()
+    times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
+    return times[len(times) // 2]
+
+
+def tflops(flops: float, ms: float) -> float:
+    return flops / (ms * 1e-3) / 1e12

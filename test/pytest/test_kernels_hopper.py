@@ -1,0 +1,285 @@
+"""The Hopper kernels (kernels/hopper_gemm.py, kernels/hopper_attention.py): compiled for sm_90a on the CPU.
+
+What is checked here without a GPU: every kernel compiles in several configurations; the lowering's layout
+(metadata.shared, the one backing allocation in ttgir, each view's offset from its `tlx.view` attribute);
+the SMEM-capacity error of the variants without sharing; wgmma and the barriers the sharing relies on in
+the PTX; the host wrappers' argument checks. Correctness against PyTorch needs a GPU (skipped here).
+"""
+import functools
+import math
+import re
+
+import pytest
+import torch
+from triton.experimental.gluon import language as gl
+
+from tlx_alias.errors import TlxAliasError
+from tlx_alias.kernels import hopper_attention as ha
+from tlx_alias.kernels import hopper_gemm as hg
+
+GPU = pytest.mark.skipif(not (torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9),
+                         reason="needs a Hopper (sm_90) GPU")
+MBARRIER = 8  # bytes per mbarrier (allocated outside the spec)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def private_cache(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TRITON_CACHE_DIR", str(tmp_path_factory.mktemp("triton-cache")))
+        yield
+
+
+@functools.lru_cache(maxsize=None)
+def gemm(dtype=gl.bfloat16, stages=4, share=True, BN=256):
+    return hg.compile_gemm(dtype, stages, share, 128, BN, 64)
+
+
+@functools.lru_cache(maxsize=None)
+def attn(dtype=gl.bfloat16, head_dim=128, causal=False, share=True, stages=2):
+    return ha.compile_attention(dtype, head_dim, causal, share, stages)
+
+
+def views(ttgir):
+    """name -> {offset, stride, ..., type} of every lowered view (the tlx.view attribute and result type)."""
+    out = {}
+    for m in re.finditer(r'ttg\.memdesc_reinterpret .*?\{(.*?)\} : .*? -> (!ttg\.memdesc<[^>]*>)', ttgir):
+        attrs = dict(re.findall(r'(tlx\.\w+) = "([^"]*)"', m.group(1)))
+        place = dict(kv.split("=", 1) for kv in re.split(r",(?=[a-z]+=)", attrs["tlx.view"]))
+        place["type"] = m.group(2)
+        out[attrs.get("tlx.name") or attrs["tlx.alloc"]] = place
+    return out
+
+
+def backing(ttgir):
+    """(rows, cols) of every `tlx.backing` allocation, and the count of all SMEM allocations."""
+    tagged = re.findall(r'ttg\.local_alloc \{[^}]*tlx\.backing[^}]*\} : \(\) -> !ttg\.memdesc<(\d+)x(\d+)xi8', ttgir)
+    return [(int(r), int(c)) for r, c in tagged], len(re.findall(r'ttg\.local_alloc', ttgir))
+
+
+def offsets(v):
+    return {name: int(p["offset"]) for name, p in v.items()}
+
+
+# ----------------------------------------------------------------------------------------------- GEMM
+
+@pytest.mark.parametrize("dtype", [gl.bfloat16, gl.float16])
+def test_gemm_shared_epilogue_fits_4_stages(dtype):
+    """128x256x64, 4 stages: ring 4 x (32 + 16) KiB = 192 KiB; C (64 KiB) lies on B[0..1]."""
+    k = gemm(dtype)
+    plan = hg.smem_plan(stages=4, share=True)
+    assert plan["spec"] == 196608
+    assert k.smem_bytes == 196608 + 4 * MBARRIER
+    tagged, n_allocs = backing(k.ttgir)
+    assert tagged == [(192, 1024)]           # one backing allocation of 196608 bytes
+    assert n_allocs == 2                      # + the mbarriers
+    v = views(k.ttgir)
+    assert offsets(v) == {"b_ring": 0, "a_ring": 131072, "c_smem": 0}
+    assert v["a_ring"]["slot"] == "16384" and v["a_ring"]["radices"] == "[4]"
+    assert v["b_ring"]["slot"] == "32768" and v["b_ring"]["strides"] == "[32768]"
+    assert v["c_smem"]["slot"] == "65536"
+    name = "bf16" if dtype == gl.bfloat16 else "f16"
+    assert v["a_ring"]["type"].startswith(f"!ttg.memdesc<12x128x64x{name}")
+    assert v["c_smem"]["type"].startswith(f"!ttg.memdesc<3x128x256x{name}")
+    assert "wgmma.mma_async.sync.aligned.m64n256k16.f32" in k.ptx
+
+
+def test_gemm_without_sharing_is_over_capacity_at_4_stages():
+    with pytest.raises(TlxAliasError) as info:
+        hg.compile_gemm(gl.bfloat16, 4, False)
+    err = info.value
+    assert "shared memory over capacity: this spec needs 262144 bytes, the target allows 232448" in str(err)
+    assert err.src and re.search(r"hopper_gemm\.py:\d+$", err.src)
+    line = open(hg.__file__).read().splitlines()[int(err.src.rsplit(":", 1)[1]) - 1]
+    assert "tlx.storage_alias_spec" in line    # the error names the spec's line
+
+
+def test_gemm_without_sharing_fits_3_stages():
+    """One index group: the 212992-byte stride is never used, so it need not be a multiple of C's 64 KiB."""
+    k = gemm(stages=3, share=False)
+    assert k.smem_bytes == 64 * 1024 + 3 * 48 * 1024 + 3 * MBARRIER
+    assert offsets(views(k.ttgir)) == {"c_smem": 0, "b_ring": 65536, "a_ring": 163840}
+
+
+@pytest.mark.parametrize("stages,share,spec", [(4, True, 131072), (4, False, 163840), (3, True, 98304),
+                                               (3, False, 131072)])
+def test_gemm_128x128_tiles(stages, share, spec):
+    """Smaller tiles (C 32 KiB, A and B stages 16 KiB each): both variants compile."""
+    k = gemm(stages=stages, share=share, BN=128)
+    assert hg.smem_plan(stages, share, 128, 128, 64)["spec"] == spec
+    assert k.smem_bytes == spec + stages * MBARRIER
+    assert offsets(views(k.ttgir))["c_smem"] == 0
+    assert offsets(views(k.ttgir))["b_ring"] == (0 if share else 32768)
+
+
+def _ptx_lines(ptx):
+    return [line.strip() for line in ptx.splitlines() if line.strip() and not line.strip().startswith("//")]
+
+
+TMA_LOAD = "cp.async.bulk.tensor"
+TMA_LOAD_TAIL = "global.mbarrier::complete_tx::bytes"
+
+
+def _barriers_after_wgmma(ptx):
+    """Every TMA load and every epilogue store into SMEM comes after a CTA barrier that follows the last
+    wgmma before it (in PTX text order). Returns (#TMA loads, #SMEM stores) seen."""
+    last_wgmma = last_barrier = -1
+    loads = stores = 0
+    for i, line in enumerate(_ptx_lines(ptx)):
+        if line.startswith("wgmma."):
+            last_wgmma = i
+        elif line.startswith("bar.sync") or line.startswith("barrier.sync"):
+            last_barrier = i
+        elif line.startswith("@") and TMA_LOAD in line and TMA_LOAD_TAIL in line:
+            loads += 1
+            assert last_barrier > last_wgmma, f"TMA load at PTX line {i} not behind a barrier after a wgmma"
+        elif line.startswith("stmatrix") or line.startswith("st.shared"):
+            stores += 1
+            assert last_barrier > last_wgmma, f"SMEM store at PTX line {i} not behind a barrier after a wgmma"
+    return loads, stores
+
+
+def test_gemm_barriers_guard_the_shared_ring():
+    """The synchronization the docstring relies on (8 warps = 2 warpgroups).
+
+    PTX: a CTA barrier between any wgmma and the next TMA load (a lagging warpgroup may still read the
+    stage), and between the epilogue's wgmma wait and its stores into c_smem (which overlaps the ring).
+    ttgir (structured, so text order is program order inside the tile loop): store_wait(0) -> this tile's
+    TMA loads -> the epilogue's TMA store, so the store has read c_smem before the next tile loads."""
+    loads, stores = _barriers_after_wgmma(gemm().ptx)
+    assert loads >= 2 * 4 and stores > 0  # prologue (A and B of 3 stages) + main loop; the epilogue
+
+    ops = re.findall(r"ttng\.(async_tma_store_wait|async_tma_copy_global_to_local|async_tma_copy_local_to_global)",
+                     gemm().ttgir)
+    loads_at = [i for i, op in enumerate(ops) if op == "async_tma_copy_global_to_local"]
+    store_at = [i for i, op in enumerate(ops) if op == "async_tma_copy_local_to_global"]
+    waits_at = [i for i, op in enumerate(ops) if op == "async_tma_store_wait"]
+    assert len(store_at) == 1 and len(waits_at) == 2
+    assert waits_at[0] < loads_at[0] and loads_at[-1] < store_at[0] < waits_at[1]
+
+
+# ----------------------------------------------------------------------------------------------- attention
+
+@pytest.mark.parametrize("dtype,head_dim,causal,stages,share", [
+    (gl.bfloat16, 128, False, 2, True),
+    (gl.bfloat16, 128, False, 2, False),
+    (gl.bfloat16, 128, True, 3, True),
+    (gl.float16, 64, True, 2, True),
+    (gl.float16, 64, False, 3, False),
+])
+def test_attention_compiles_and_layout(dtype, head_dim, causal, stages, share):
+    k = attn(dtype, head_dim, causal, share, stages)
+    plan = ha.smem_plan(head_dim, stages, share)
+    barriers = k.smem_bytes - plan["spec"]     # q_bar, k_ready, v_ready: 8 B each, allocations 16-B aligned
+    assert (1 + 2 * stages) * MBARRIER <= barriers <= 16 * (1 + 2 * stages)
+    tagged, n_allocs = backing(k.ttgir)
+    assert len(tagged) == 1 and tagged[0][0] * tagged[0][1] == plan["spec"]
+    assert n_allocs == 4                       # the backing allocation + q_bar, k_ready, v_ready
+    tile = 128 * head_dim * 2
+    q_end = tile if share else 2 * tile
+    assert offsets(views(k.ttgir)) == {"q_smem": 0, "o_smem": 0 if share else tile, "k_ring": q_end,
+                                       "v_ring": q_end + stages * tile}
+    assert k.ptx.count("wgmma.mma_async") >= 2
+    assert f"wgmma.mma_async.sync.aligned.m64n{head_dim}k16" in k.ptx   # P V: n = head dim
+    assert "cp.async.bulk.tensor.3d" in k.ptx                          # rank-3 TMA: S bounds-checked per head
+
+
+def test_attention_third_kv_stage_needs_sharing():
+    """D=128, 3 K/V stages: 32 + 3 x 64 = 224 KiB with O on Q; 256 KiB without."""
+    assert attn(gl.bfloat16, 128, True, True, 3).smem_bytes == 229376 + 72    # + q_bar, k_ready[3], v_ready[3]
+    with pytest.raises(TlxAliasError, match="shared memory over capacity: this spec needs 262144 bytes"):
+        ha.compile_attention(gl.bfloat16, 128, True, False, 3)
+
+
+@pytest.mark.parametrize("stages", [2, 3])
+def test_attention_ptx_barriers(stages):
+    """K/V reloads and O's stores into Q's bytes come after a CTA barrier that follows the last wgmma."""
+    loads, stores = _barriers_after_wgmma(attn(stages=stages).ptx)
+    assert loads >= 2 * stages and stores > 0
+    lines = _ptx_lines(attn(stages=stages).ptx)
+    first_stmatrix = next(i for i, line in enumerate(lines) if line.startswith("stmatrix") or
+                          line.startswith("st.shared"))
+    before = lines[:first_stmatrix]
+    last_wait = max(i for i, line in enumerate(before) if line.startswith("wgmma.wait_group.sync.aligned 0"))
+    assert any(line.startswith("bar.sync") for line in before[last_wait:])
+
+
+def test_kernels_are_proven_safe():
+    """The Z3 verifier (if present) proves the lowered layouts of the main configurations."""
+    pytest.importorskip("tlx_alias.verify")
+    from tlx_alias.kernels._common import proof_of
+    assert proof_of(gemm()) == "ok"
+    assert proof_of(attn(gl.bfloat16, 128, True, True, 3)) == "ok"
+
+
+# ----------------------------------------------------------------------------------------------- host checks
+
+def test_host_wrappers_reject_bad_arguments():
+    a = torch.randn(64, 32, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="inner dimensions differ"):
+        hg.matmul(a, torch.randn(16, 64, dtype=torch.bfloat16))
+    with pytest.raises(TypeError, match="float16 or bfloat16"):
+        hg.matmul(a.float(), torch.randn(32, 64))
+    with pytest.raises(ValueError, match="CUDA"):
+        hg.matmul(a, torch.randn(32, 64, dtype=torch.bfloat16))
+    q = torch.randn(1, 2, 100, 96, dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="same shape"):
+        ha.attention(q, q[:, :1], q)
+    with pytest.raises(ValueError, match="CUDA|head dim"):
+        ha.attention(q, q, q)
+
+
+# ----------------------------------------------------------------------------------------------- GPU
+
+@GPU
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("M,N,K", [(1000, 1000, 1000), (777, 1032, 520), (128, 256, 64), (300, 8, 4104)])
+@pytest.mark.parametrize("cfg", [dict(stages=4, share=True), dict(stages=4, share=True, BN=128),
+                                 dict(stages=4, share=False, BN=128)])
+def test_matmul_matches_torch(M, N, K, dtype, cfg):
+    torch.manual_seed(0)
+    a = torch.randn(M, K, device="cuda", dtype=dtype)
+    b = torch.randn(K, N, device="cuda", dtype=dtype)
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
+    hg.matmul(a, b, out=c, **cfg)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=2e-2, atol=0.25)
+
+
+@GPU
+@pytest.mark.parametrize("M,N,K", [(4096, 4096, 64), (2500, 4104, 72), (4096, 2048, 1000)])
+@pytest.mark.parametrize("share", [True, False])
+def test_matmul_persistent_many_tiles_per_program(M, N, K, share):
+    """More tiles than SMs, short K: every program runs several epilogues back to back, so a TMA load of
+    the next tile racing the previous tile's TMA store out of c_smem (which lies on the ring) would show.
+    Repeated launches must agree bit for bit."""
+    torch.manual_seed(0)
+    a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+    cfg = dict(stages=4, share=True) if share else dict(stages=4, share=False, BN=128)
+    first = hg.matmul(a, b, **cfg)
+    torch.testing.assert_close(first.float(), a.float() @ b.float(), rtol=2e-2, atol=0.25)
+    c = torch.empty_like(first)
+    for _ in range(5):
+        c.fill_(float("nan"))
+        hg.matmul(a, b, out=c, **cfg)
+        assert torch.equal(c, first)
+
+
+@GPU
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("B,H,S", [(1, 2, 1000), (2, 3, 256), (1, 1, 77)])
+@pytest.mark.parametrize("cfg", [dict(share=True, KV_STAGES=2), dict(share=True, KV_STAGES=3),
+                                 dict(share=False, KV_STAGES=2)])
+def test_attention_matches_reference(B, H, S, head_dim, causal, dtype, cfg):
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(B, H, S, head_dim, device="cuda", dtype=dtype) for _ in range(3))
+    scale = 1.0 / math.sqrt(head_dim)
+    s = (q.float() @ k.float().transpose(-1, -2)) * scale
+    if causal:
+        s = s.masked_fill(torch.ones(S, S, dtype=torch.bool, device="cuda").triu(1), float("-inf"))
+    lse_ref = s.logsumexp(-1)
+    o_ref = (s - lse_ref[..., None]).exp() @ v.float()
+    o, lse = ha.attention(q, k, v, causal, scale, **cfg)
+    torch.testing.assert_close(o.float(), o_ref, rtol=0, atol=2e-2)
+    torch.testing.assert_close(lse, lse_ref, rtol=0, atol=1e-2)
