@@ -48,6 +48,12 @@ def lower(upstream_module, aliases, target=None):
     return pipeline.lower(upstream_module, aliases, target=target)
 
 
+def prove(upstream_module, target, aliases):
+    """The Z3 safety proof of the lowered module (TLX_ALIAS_PROOF=error|warn|strict|off; tests monkeypatch)."""
+    from tlx_alias.verify import enforce
+    return enforce(upstream_module, target, aliases)
+
+
 def _result(result, module, aliases):
     """Accept what a lowering may return: None, a module, (module, aliases), or a context with .aliases."""
     if isinstance(result, tuple):
@@ -74,13 +80,15 @@ def run_plugin(triton_module, target=None):
     t1 = time.perf_counter()
     try:
         result = lower(module, aliases, target=target)
+        t2 = time.perf_counter()
+        module, aliases = _result(result, module, aliases)
+        prove(module, target, aliases)
     except TlxAliasError as err:  # the user's mistake: surface it as itself, not as a compiler crash
         raise err.with_traceback(None) from None
-    t2 = time.perf_counter()
-    module, aliases = _result(result, module, aliases)
+    t3 = time.perf_counter()
     out = bridge.to_triton(module, aliases, triton_module.context)
     last_round_trip.clear()
-    last_round_trip.update(bridge.last_stats, lower_ms=(t2 - t1) * 1e3,
+    last_round_trip.update(bridge.last_stats, lower_ms=(t2 - t1) * 1e3, proof_ms=(t3 - t2) * 1e3,
                            total_ms=(time.perf_counter() - t0) * 1e3)
     return out
 

@@ -19,7 +19,7 @@ from ._ir import PassContext, fail, int_attr, set_int, set_str, str_attr, walk
 
 NAME = "tlx-import"
 ALLOC_OPS = ("ttg.local_alloc", "ttng.tmem_alloc")
-_COPY = ("tlx.alloc", "tlx.src", "tlx.name", "tlx.spec")
+_COPY = ("tlx.alloc", "tlx.src", "tlx.name", "tlx.spec", "tlx.overlap", "tlx.overlap_src")
 
 
 def spec_type(storage: str, size: int | None):

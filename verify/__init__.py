@@ -1,1 +1,126 @@
-"""verify"""
+"""Z3 safety proof of SMEM/TMEM aliasing in lowered Triton GPU IR (P1..P6, see `props`).
+
+In the pipeline (after the tlx-alias lowering, before code generation):
+
+    from tlx_alias.verify import enforce
+    enforce(upstream_module, target="cuda:100", aliases=aliases)   # raises TlxAliasError on a violation
+
+`TLX_ALIAS_PROOF` = `error` (default: violations stop the compile), `warn` (violations become
+TlxAliasWarning), `strict` (checks the solver cannot settle are errors too), `off` (no proof).
+
+Offline: `prove_module(module, target, aliases) -> Report`, or the `tlx-verify` command (`verify/cli.py`).
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+import warnings
+
+import z3
+
+from . import model as _model
+from . import props as _props
+from .report import Report, alloc_maps
+
+__all__ = ["prove_module", "enforce", "Report", "capability_of", "MODES", "ENV"]
+
+ENV = "TLX_ALIAS_PROOF"
+MODES = ("off", "warn", "error", "strict")
+
+try:
+    from tlx_alias.errors import TlxAliasError, TlxAliasWarning
+except ImportError:  # pragma: no cover - errors.py is part of the package; keep the verifier importable alone
+    class TlxAliasError(Exception):
+        def __init__(self, where, problem, fix=None, src=None):
+            self.where, self.problem, self.fix, self.src = where, problem, fix, src
+            super().__init__(f"{src or ''}: error: [{where}] {problem}. Fix: {fix}")
+
+    class TlxAliasWarning(UserWarning):
+        pass
+
+
+def capability_of(target, module=None) -> int | None:
+    """90 / 100 ... from "cuda:100", "sm_90a", 100, a GPUTarget, or the module's `ttg.target` attribute."""
+    if target is None and module is not None:
+        attrs = module.operation.attributes
+        if "ttg.target" in attrs:
+            target = str(attrs["ttg.target"]).strip('"')
+    if target is None:
+        return None
+    if hasattr(target, "arch"):
+        target = target.arch
+    if isinstance(target, int):
+        return target
+    m = re.search(r"(\d+)", str(target))
+    return int(m.group(1)) if m else None
+
+
+_z3 = {"ctx": None, "lock": threading.Lock()}
+
+
+def _z3_context():
+    """One Z3 context per process: creating one costs ~10 ms, more than a whole proof of a small kernel."""
+    if _z3["ctx"] is None:
+        _z3["ctx"] = z3.Context()
+    return _z3["ctx"]
+
+
+def prove_module(upstream_module, target=None, aliases=None, path: str | None = None) -> Report:
+    """Prove P1..P6 for every allocation of every kernel in a (generic-form, upstream bindings) module.
+
+    target: "cuda:90" / "cuda:100" / 100 / GPUTarget (default: the module's `ttg.target`);
+    aliases: {"#name": definition} of the attribute aliases the module's opaque types still reference
+    (what `plugin.bridge.to_upstream` returns); path: shown in messages, names "-" locations.
+    """
+    with _z3["lock"]:
+        return _prove(upstream_module, target, aliases, path)
+
+
+def _prove(upstream_module, target, aliases, path) -> Report:
+    t0 = time.perf_counter()
+    cap = capability_of(target, upstream_module)
+    kernels = _model.build(upstream_module, aliases, path, _z3_context())
+    verdicts, maps, notes, calls = [], [], [], 0
+    for k in kernels:
+        q = _props.Query(k.enc)
+        items = []
+        for a in k.allocs:
+            for check in _props.PER_ALLOC:
+                items += check(k, a, q)
+            if a.space == "tmem" and not a.md.resolved:
+                notes.append(f"{a.name}: TMEM encoding alias {a.md.encoding} has no definition; column counts "
+                             "assume colStride 1")
+        verdicts += _props.settle(items, q) + _props.p6_capacity(k, cap)
+        maps += alloc_maps(k)
+        notes += [f"{k.name}: {n}" for n in dict.fromkeys(k.notes)]
+        calls += q.calls
+    return Report(f"sm_{cap}" if cap else "unknown target", cap, [k.name for k in kernels], verdicts, maps, notes,
+                  (time.perf_counter() - t0) * 1e3, calls, path or "")
+
+
+def mode_from_env() -> str:
+    mode = os.environ.get(ENV, "error").strip().lower() or "error"
+    if mode not in MODES:
+        raise TlxAliasError("tlx-verify", f"{ENV}={mode!r} is not one of {', '.join(MODES)}",
+                            f"set {ENV} to one of {', '.join(MODES)}")
+    return mode
+
+
+def enforce(upstream_module, target=None, aliases=None, mode: str | None = None) -> Report | None:
+    """The in-pipeline check: prove the module; a violation becomes a TlxAliasError (see module doc)."""
+    mode = mode or mode_from_env()
+    if mode == "off":
+        return None
+    report = prove_module(upstream_module, target, aliases)
+    bad = report.violations + (report.unknowns if mode == "strict" else [])
+    if bad and mode in ("error", "strict"):
+        first = bad[0]
+        more = f" (and {len(bad) - 1} more: run tlx-verify on the dumped IR for all)" if len(bad) > 1 else ""
+        raise TlxAliasError(f"tlx-verify {first.prop}", f"{first.check}: {first.detail}{more}", first.fix,
+                            first.src or None)
+    for v in (report.violations if mode == "warn" else []) + (report.unknowns if mode != "strict" else []):
+        warnings.warn(TlxAliasWarning(f"{v.src or '?'}: [tlx-verify {v.prop}] {v.status}: {v.detail}"),
+                      stacklevel=2)
+    return report

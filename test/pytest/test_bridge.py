@@ -285,7 +285,8 @@ def test_to_triton_parse_failure_names_the_file(capfd):
         compile_with(gluon_src("smem"), 90, corrupt)
     assert "undefined symbol alias id 'shared'" in str(info.value)
     path = re.search(r"kept at (\S+\.mlir)", str(info.value)).group(1)
-    assert "#blocked = " in open(path).read()
+    with open(path) as f:
+        assert "#blocked = " in f.read()
     os.remove(path)
     out, err = capfd.readouterr()
     assert err == ""

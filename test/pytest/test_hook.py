@@ -5,6 +5,7 @@ the passes.
 """
 
 import os
+from pathlib import Path
 import subprocess
 import sys
 import textwrap
@@ -270,7 +271,7 @@ def _run(code, tmp_path, env_value, site_dir=True):
     """
     d = tmp_path / "site"
     d.mkdir(exist_ok=True)
-    (d / "tlx_alias.pth").write_text(open(PTH).read())
+    (d / "tlx_alias.pth").write_text(Path(PTH).read_text())
     prelude = f"import site; site.addsitedir({str(d)!r})\n" if site_dir else ""
     env = {k: v for k, v in os.environ.items() if k != hook.ENV}
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")

@@ -133,12 +133,61 @@ def ws_ring_ok(x_ptr, n_iter, STAGES: gl.constexpr, BM: gl.constexpr, BK: gl.con
                         (_ws_producer, (ring, n_iter, STAGES, BM, BK))], [1], [24])
 
 
+# --- Blackwell: the upstream attention tutorial's borrowing helpers, in triton 3.6's Gluon API -------------
+@gluon.jit
+def _borrow_s_as_p(s_tmem, BM: gl.constexpr, BN: gl.constexpr):
+    # fp32 S reinterpreted as 16-bit P packed two per column, then the first BN elements: BN/2 columns
+    p_layout: gl.constexpr = TensorMemoryLayout((BM, BN), col_stride=1)
+    return s_tmem._reinterpret(gl.bfloat16, [BM, 2 * BN], p_layout).slice(0, BN)
+
+
+@gluon.jit
+def _borrow_s_as_alpha(s_tmem, BM: gl.constexpr, BN: gl.constexpr, COL: gl.constexpr):
+    layout: gl.constexpr = TensorMemoryLayout((BM, 1), col_stride=1)
+    return s_tmem._reinterpret(gl.float32, [BM, BN], layout).slice(COL, 1)
+
+
+@gluon.jit
+def fa_tutorial_borrow(x_ptr, n_tiles, n_iter, BM: gl.constexpr, BN: gl.constexpr, ALPHA_COL: gl.constexpr):
+    s_layout: gl.constexpr = TensorMemoryLayout((BM, BN), col_stride=1)
+    s_tmem = allocate_tensor_memory(gl.float32, [2, BM, BN], s_layout)
+    s_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [BM, BN], s_layout, 4)
+    p_reg: gl.constexpr = get_tmem_reg_layout(gl.bfloat16, [BM, BN], TensorMemoryLayout((BM, BN), col_stride=1), 4)
+    a_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [BM, 1], TensorMemoryLayout((BM, 1), col_stride=1), 4)
+    acc = gl.zeros([BM, BN], gl.float32, s_reg)
+    s_index = 0
+    s_phase = 0
+    for tile in range(gl.program_id(0), n_tiles, gl.num_programs(0)):   # persistent outer loop
+        for k in range(n_iter):
+            s = s_tmem.index(s_index)
+            s.store(acc)
+            p = _borrow_s_as_p(s, BM, BN)
+            p.store(s.load(s_reg).to(gl.bfloat16))
+            alpha = _borrow_s_as_alpha(s, BM, BN, ALPHA_COL)
+            m_i = _borrow_s_as_alpha(s, BM, BN, ALPHA_COL + 1)
+            alpha.store(gl.zeros([BM, 1], gl.float32, a_reg) + s_phase.to(gl.float32))
+            m_i.store(alpha.load(a_reg))
+            acc += p.load(p_reg).to(gl.float32)
+            # the tutorial's BarrierCounter.increment
+            next_index = s_index + 1
+            rollover = next_index == 2
+            s_index = gl.where(rollover, 0, next_index)
+            s_phase = gl.where(rollover, s_phase ^ 1, s_phase)
+    offs = gl.arange(0, BN, layout=gl.SliceLayout(0, s_reg))
+    gl.store(x_ptr + offs, gl.sum(acc, axis=0))
+
+
 KERNELS = {
     # name: (fn, signature, constexprs, capability, folder)
     "fa_borrow_ok": (fa_borrow_ok, {"x_ptr": "*fp32", "n_iter": "i32"}, {"NUM": 2, "BM": 128, "BN": 128}, 100, ""),
     "gemm_epilogue_ok": (gemm_epilogue_ok, {"x_ptr": "*fp32", "n_iter": "i32"},
                          {"STAGES": 3, "BM": 128, "BK": 64, "BN": 128, "C_DTYPE": gl.bfloat16}, 90, ""),
     "ws_ring_ok": (ws_ring_ok, {"x_ptr": "*fp32", "n_iter": "i32"}, {"STAGES": 3, "BM": 64, "BK": 64}, 100, ""),
+    "fa_tutorial_borrow_ok": (fa_tutorial_borrow, {"x_ptr": "*fp32", "n_tiles": "i32", "n_iter": "i32"},
+                              {"BM": 128, "BN": 128, "ALPHA_COL": 64}, 100, ""),
+    # alpha borrowed one column past S's buffer: it lands in the next buffer's columns (P1)
+    "fa_alpha_past_end_bad": (fa_tutorial_borrow, {"x_ptr": "*fp32", "n_tiles": "i32", "n_iter": "i32"},
+                              {"BM": 128, "BN": 128, "ALPHA_COL": 127}, 100, "bugs"),
     "fa_packed_p_bad": (fa_packed_p_bad, {"x_ptr": "*fp32", "n_iter": "i32"}, {"NUM": 2, "BM": 128, "BN": 128}, 100,
                         "bugs"),
     "ring_wrap_bad": (ring_wrap_bad, {"x_ptr": "*fp32", "n_iter": "i32"}, {"STAGES": 3, "BM": 128, "BK": 64}, 90,
@@ -149,6 +198,92 @@ KERNELS = {
 }
 
 
+# --- Contract-2 IR (what the tlx-alias lowering emits), synthesized: seed 000's FA spec and mutations ------
+
+def _fa(**edits):
+    """Seed 000's TMEM layout; edits: {leaf name: {field: value}} applied after placement."""
+    from tlx_alias.verify import synth
+    lay = synth.seed000_fa()
+    for leaf in lay.leaves:
+        for k, v in edits.get(leaf.name, {}).items():
+            setattr(leaf, k, v)
+    return lay
+
+
+def _no_mod(leaf, logical, out):
+    """An index rewrite that forgot the `+ (i mod K)` term."""
+    from tlx_alias.verify import synth
+    phys = synth.rewrite_ops(leaf, logical, out)
+    out[-1] = out[-1].replace(f"%{leaf.id}_qso, %{leaf.id}_r", f"%{leaf.id}_qso, %{leaf.id}_o")
+    return phys
+
+
+def _big_smem():
+    from tlx_alias.verify import synth
+    a = synth.Leaf("a0", "a_ring", (64, 128), "f32", 3)
+    c = synth.Leaf("a1", "c_tile", (128, 128), "f32", 1)
+    return synth.layout(synth.Group("shared", [a, c], 1, "gemm.py:30"), "smem")
+
+
+# file -> (intent, layout thunk, module_text kwargs, RUN expectation "ok"/"bad", CHECK lines)
+TLX_CASES = {
+    "tlx-fa-seed000.mlir": (
+        "Seed 000's flash-attention TMEM spec, lowered: every property proven, memory map printed.",
+        lambda: _fa(), {}, "ok",
+        ["CHECK: P1 spec0: proven", "CHECK: P2 spec0: proven", "CHECK: P3 spec0: proven: 10 checks",
+         "CHECK: P4 spec0: proven: 6 checks", "CHECK: P5 spec0: proven", "CHECK: P6 spec0: proven: spec0: 256 of 512 cols",
+         "CHECK: -> SAFE", "CHECK: spec0: TMEM, 256 cols",
+         "CHECK: p_tiles: 8x128x64xbf16 at +0, 4 x 32 cols, tlx.view group=2, {{.*}}: [0]=0..32 [1]=32..64 "
+         "[2]=128..160 [3]=160..192",
+         "CHECK: alpha_tiles: {{.*}} [0]=64..65 [1]=192..193"]),
+    "bugs/tlx-lost-group-size.mlir": (
+        "p_tiles lowered with group=1 instead of 2: logical p[2] lands past the 8 slots of the view (P1).",
+        lambda: _fa(p_tiles={"group": 1}), {}, "bad",
+        ["CHECK: P1 spec0: VIOLATION: p_tiles[2] spans cols [256, 288), slot 8 of 8, outside spec0 (256 cols"]),
+    "bugs/tlx-distinct-overlap.mlir": (
+        "alpha placed at column 32, inside P's sub-tiles: distinct siblings overlap in the same group (P4).",
+        lambda: _fa(alpha_tiles={"offset": 32}), {}, "bad",
+        ["CHECK: P4 spec0: VIOLATION: p_tiles[{{[01]}}] cols [{{0|32}}, {{32|64}}) ({{.*}}) overlaps alpha_tiles[0] "
+         "cols [32, 33) ({{.*}}) although they are the same group; {{.*}}group declared at fa.py:41"]),
+    "bugs/tlx-cross-stage.mlir": (
+        "m_tiles with stride 32 instead of 128: m[1] lands in column 98, inside qk[0] of the other stage (P3).",
+        lambda: _fa(m_tiles={"stride": 32}), {}, "bad",
+        ["CHECK: P3 spec0: VIOLATION: qk_tiles[0] cols [0, 128) ({{.*}}) overlaps m_tiles[1] cols [98, 99) "
+         "({{.*}}) although they are different stages"]),
+    "bugs/tlx-rewrite-no-mod.mlir": (
+        "The index rewrite of every view lost its `+ (i mod K)` term: p[1] selects p[0]'s slot (P5).",
+        lambda: _fa(), {"rewrite": _no_mod}, "bad",
+        ["CHECK: P5 spec0: VIOLATION: for i = {{[13]}} the IR selects slot {{[04]}} of p_tiles, the declared layout "
+         "slot {{[15]}}", "CHECK: also: for i = {{[01]}} the IR selects slot {{128|256}} of alpha_tiles, the declared layout slot "
+         "{{64|192}}"]),
+    "bugs/tlx-index-past-num.mlir": (
+        "The kernel indexes p_tiles with `iv % 5` although it has 4 buffers (P5, counterexample with the loop).",
+        lambda: _fa(), {"index": {"a1": '%c5 = "arith.constant"() <{{value = 5 : i32}}> : () -> i32\n'
+                                        '%{leaf}_i = "arith.remsi"(%iv, %c5) : (i32, i32) -> i32 {loc}'}}, "bad",
+        ["CHECK: P5 spec0: VIOLATION: logical index i = iv@{{[0-9]+}} % 5 = 4 at {{.*}}.mlir:{{[0-9]+}} "
+         "(must be in [0, 4)) with iv@{{[0-9]+}} = 4 (induction variable of the loop"]),
+    "bugs/tlx-smem-over-limit.mlir": (
+        "A 3-stage 128x128 fp32 ring sharing with a 128x256 tile: 196608 bytes fit sm_90 but not sm_120 (P6).",
+        _big_smem, {"target": "cuda:120"}, "bad",
+        ["CHECK: P6 spec0: VIOLATION: spec0 needs 196608 bytes, the target has 101376"]),
+}
+
+
+def write_tlx_cases():
+    from tlx_alias.verify import synth
+    root = os.path.normpath(os.path.join(HERE, ".."))
+    for name, (intent, make, kwargs, expect, checks) in TLX_CASES.items():
+        run = ("// RUN: %PYTHON -m tlx_alias.verify.cli %s --map | FileCheck %s" if expect == "ok" else
+               "// RUN: not %PYTHON -m tlx_alias.verify.cli %s | FileCheck %s")
+        head = [f"// {intent}", "// Generated by Inputs/make_inputs.py (Contract-2 IR from tlx_alias.verify.synth).",
+                run] + [f"// {c}" for c in checks]
+        text = "\n".join(head) + "\n\n" + synth.module_text(make(), file=os.path.basename(name), **kwargs)
+        path = os.path.join(root, name)
+        with open(path, "w") as f:
+            f.write(text)
+        print("wrote", path)
+
+
 def compile_ttgir(name):
     fn, sig, constexprs, cap, _ = KERNELS[name]
     src = GluonASTSource(fn, sig, constexprs)
@@ -156,6 +291,8 @@ def compile_ttgir(name):
 
 
 def main(names):
+    if not names:
+        write_tlx_cases()
     for name in names or KERNELS:
         folder = os.path.join(HERE, "..", KERNELS[name][4], "Inputs")
         text = compile_ttgir(name).replace(HERE + os.sep, "")  # keep the dumps free of this checkout's path

@@ -1,0 +1,179 @@
+"""Parse `!ttg.memdesc<...>` types (generic form, opaque to the upstream bindings) and size them.
+
+One job: turn the text of a memory-descriptor type into shape, element width, encoding (aliases resolved),
+memory space, mutability and alloc shape, and say how many units one buffer of it occupies —
+bytes for shared memory (SMEM), 32-bit columns for tensor memory (TMEM, 128 lanes per column).
+
+    !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
+    !ttg.memdesc<64x64xf32, #shared, #smem, mutable, 2x64x64>
+    !ttg.memdesc<2x128x128xf32, #ttng.tensor_memory_encoding<blockM = 128, blockN = 128, colStride = 1>,
+                 #ttng.tensor_memory, mutable>
+"""
+from __future__ import annotations
+
+import functools
+import math
+import re
+from dataclasses import dataclass
+
+SMEM, TMEM = "smem", "tmem"
+UNIT = {SMEM: "bytes", TMEM: "cols"}
+
+_BITS = {"bf16": 16, "f16": 16, "f32": 32, "f64": 64, "tf32": 32, "index": 64}
+
+
+def element_bits(elem: str) -> int | None:
+    """Bit width of an MLIR element type name (`f32`, `bf16`, `i8`, `f8E4M3FN`, `f4E2M1FN`, ...)."""
+    if elem in _BITS:
+        return _BITS[elem]
+    m = re.fullmatch(r"[iuf](\d+)(E\d+M\d+\w*)?|si(\d+)|ui(\d+)", elem)
+    if m:
+        return int(next(g for g in (m.group(1), m.group(3), m.group(4)) if g))
+    if elem.startswith("!tt.ptr"):
+        return 64
+    return None
+
+
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """Split at `sep` outside any <>, (), [], {} nesting or quotes."""
+    out, depth, cur, quoted = [], 0, [], False
+    for ch in text:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in "<([{":
+            depth += 1
+        elif not quoted and ch in ">)]}":
+            depth -= 1
+        if ch == sep and depth == 0 and not quoted:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if cur and "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def resolve(text: str, aliases: dict | None, depth: int = 0) -> str:
+    """Replace a leading `#alias` / `!alias` by its definition (recursively); other text unchanged."""
+    text = text.strip()
+    if aliases and depth < 8 and re.fullmatch(r"[#!][\w.$-]+", text):
+        for key in (text, text[1:]):
+            if key in aliases:
+                return resolve(str(aliases[key]), aliases, depth + 1)
+    return text
+
+
+def _params(encoding: str) -> dict:
+    """`#ttng.tensor_memory_encoding<blockM = 128, colStride = 1>` -> {'blockM': '128', 'colStride': '1'}."""
+    m = re.search(r"<(.*)>\s*$", encoding, re.S)
+    if not m:
+        return {}
+    body = m.group(1).strip()
+    if body.startswith("{") and body.endswith("}"):
+        body = body[1:-1]
+    out = {}
+    for part in split_top(body):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
+
+
+@dataclass(frozen=True)
+class MemDesc:
+    shape: tuple
+    elem: str
+    bits: int
+    encoding: str          # resolved text of the layout attribute
+    space: str             # SMEM, TMEM, or the memory-space text when neither
+    mutable: bool
+    alloc_shape: tuple | None
+    text: str              # the type as written
+
+    @functools.cached_property
+    def tmem_params(self) -> dict:
+        return _params(self.encoding) if self.space == TMEM else {}
+
+    @property
+    def resolved(self) -> bool:
+        """False when the encoding is an alias reference nobody defined (TMEM size then unknown)."""
+        return not re.fullmatch(r"#[\w.$-]+", self.encoding)
+
+    def units(self, shape=None) -> int:
+        """Bytes (SMEM) or 32-bit columns (TMEM) occupied by a tensor of `shape` (default: the whole type)."""
+        shape = tuple(self.shape if shape is None else shape)
+        if self.space != TMEM:
+            return math.prod(shape) * self.bits // 8 if shape else self.bits // 8
+        if "tensor_memory_scales_encoding" in self.encoding:
+            # Triton: scales are packed and replicated: ceil(m/32) * ceil(k/4) columns per 2-D tile
+            lead = math.prod(shape[:-2]) if len(shape) > 2 else 1
+            m, k = (shape[-2], shape[-1]) if len(shape) >= 2 else (1, shape[-1])
+            return lead * math.ceil(m / 32) * math.ceil(k / 4)
+        # Measured against Triton 3.6 (`metadata.tmem_size`): rows up to 128 share the columns (blockM 64
+        # or 128 alike); a 16-bit element packs 2 per column at colStride 1, fills one at colStride 2.
+        col_stride = int(self.tmem_params.get("colStride", 1))
+        if len(shape) == 1:
+            shape = (1,) + shape
+        lead = math.prod(shape[:-2])
+        m, n = shape[-2], shape[-1]
+        return lead * math.ceil(m / 128) * math.ceil(n * self.bits * col_stride / 32)
+
+    @functools.cached_property
+    def size(self) -> int:
+        return self.units()
+
+    @functools.cached_property
+    def buffer_units(self) -> int:
+        """Units of one buffer along dim 0 (what `memdesc_index` steps by)."""
+        return self.units(self.shape[1:]) if len(self.shape) > 1 else self.units((1,))
+
+    def cols_per_element(self) -> float:
+        """TMEM columns advanced per element along the last dimension (for `ttng.tmem_subslice`)."""
+        m = self.shape[-2] if len(self.shape) >= 2 else 1
+        return math.ceil(m / 128) * self.bits * int(self.tmem_params.get("colStride", 1)) / 32
+
+    def short(self) -> str:
+        return "x".join(map(str, self.shape)) + "x" + self.elem
+
+
+def parse_memdesc(type_text: str, aliases: dict | None = None) -> MemDesc | None:
+    """Parse a memdesc type (`!ttg.memdesc<...>` or the opaque data `memdesc<...>`); None if it is not one."""
+    text = str(type_text).strip()
+    m = re.fullmatch(r"!?(?:ttg\.)?memdesc<(.*)>", text, re.S)
+    if not m:
+        return None
+    parts = split_top(m.group(1))
+    dims = parts[0].split("x")
+    shape = []
+    while dims and dims[0].isdigit():
+        shape.append(int(dims.pop(0)))
+    elem = "x".join(dims)
+    bits = element_bits(elem)
+    if bits is None:
+        return None
+    encoding = resolve(parts[1], aliases) if len(parts) > 1 else ""
+    space_text = resolve(parts[2], aliases) if len(parts) > 2 else ""
+    if "tensor_memory" in space_text or space_text in ("#tmem",):
+        space = TMEM
+    elif "shared_memory" in space_text or space_text in ("#smem",):
+        space = SMEM
+    else:
+        space = space_text
+    rest = parts[3:]
+    mutable = "mutable" in rest
+    alloc_shape = None
+    for r in rest:
+        if re.fullmatch(r"\d+(x\d+)*", r):
+            alloc_shape = tuple(int(d) for d in r.split("x"))
+    return MemDesc(tuple(shape), elem, bits, encoding, space, mutable, alloc_shape, text)
+
+
+def parse_aliases(text: str) -> dict:
+    """Alias definitions (`#name = ...` / `!name = ...` at line start) of an MLIR file, `#loc` ones excluded."""
+    out = {}
+    for m in re.finditer(r"^([#!][\w.$-]+)\s*=\s*(.+?)\s*$", text, re.M):
+        name, body = m.group(1), m.group(2)
+        if not re.fullmatch(r"#loc\d*", name) and not body.startswith("loc("):
+            out[name] = body
+    return out

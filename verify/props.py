@@ -1,0 +1,554 @@
+"""The safety properties, one function each, proven with Z3 over the model of `model.py`.
+
+P1 every view, buffer and derived descriptor lies inside its allocation (or its buffer);
+P2 `A[i]` and `A[j]` are disjoint for i != j;
+P3 for two views of one allocation, `A[i]` and `B[j]` are disjoint when i and j are different stages;
+P4 `distinct` siblings of a reuse tree are disjoint at every index;
+P5 every runtime buffer index is provably in [0, num) (TLX: the user's index, and the rewrite matches tlx.view);
+P6 capacity: SMEM within the target's per-block limit, TMEM within 512 columns.
+
+Each property function lists its checks (`Check`: constraints whose model is a counterexample, and how
+to explain one) per allocation (`Batch`); `settle` asks the solver once for all checks of the kernel and
+only goes batch by batch, then check by check, when that finds something: a safe kernel costs one call.
+Indices are Z3 variables over their whole range (no enumeration); TLX slots follow the rewrite
+`(i floordiv K) * (stride/slot) + offset/slot + (i mod K)`. Stages for P3: buffer i of a TLX view
+(`tlx.view`) belongs to logical group `i floordiv K`; two hand-aliased views are compared in lock step
+(buffer j of a view with r times as many buffers belongs to stage j floordiv r: the legacy `reuse=`
+convention, and `_borrow_s_as_p`'s); a view nobody indexes (used whole, like an epilogue tile borrowing
+a dead ring) and views whose buffer counts do not divide have no stage correspondence: P3 is not
+applicable there and says so. P4 needs the reuse tree (`tlx.overlap` on a view or the backing).
+
+P5 policy: an index that can leave [0, num) for some values of the kernel's arguments, program ids and
+loop counters is a violation (with those values); one that depends on something the checker only
+approximates (an op it does not model, a value carried by a loop beyond its proven invariants) is
+"cannot prove": a warning, an error only under TLX_ALIAS_PROOF=strict / --strict. An index that is out of
+range on every execution reaching it is a violation either way.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from .memdesc import SMEM, TMEM
+from .encode import RLIMIT_PROPERTY
+from .model import LOGICAL_X
+
+PROVEN, VIOLATION, UNKNOWN, NA = "proven", "violation", "cannot prove", "n/a"
+RANK = {VIOLATION: 3, UNKNOWN: 2, PROVEN: 1, NA: 0}
+
+# Per-block dynamic shared memory (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN), which Triton
+# compares `metadata.shared` against when it loads a kernel (triton/compiler/compiler.py, `max_shared_mem`).
+SMEM_LIMIT = {80: 166912, 86: 101376, 87: 166912, 89: 101376, 90: 232448, 100: 232448, 103: 232448,
+              110: 232448, 120: 101376, 121: 101376}
+TMEM_COLS = 512   # Triton: `max_tmem_size = 512` columns (compiler.py), 128 lanes each
+
+FIX = {
+    "P1": "make the view fit: shrink its shape or dtype, or enlarge the allocation (TLX: buffer_size_bytes)",
+    "P2": "give each buffer of the view its own bytes: the per-index stride must be at least one buffer",
+    "P3": "select the alias per buffer (`.index(i)` first, then `_reinterpret` / `slice`, as the Gluon "
+          "attention tutorial's `_borrow_s_as_p` does), or size the views so that buffer i of one lies "
+          "inside buffer i of the other",
+    "P4": "members of a `distinct` group must not share memory: enlarge the spec or move the member into a "
+          "`shared` group",
+    "P5": "keep the index in [0, num): wrap it (`% num`) or reset the ring counter at num",
+    "P6": "use fewer buffers or smaller tiles",
+}
+
+
+@dataclass
+class Verdict:
+    prop: str
+    alloc: str
+    status: str
+    check: str                       # what was checked
+    detail: str = ""                 # counterexample or reason
+    src: str = ""                    # the kernel line to point at
+    fix: str = ""
+    query: str = ""                  # SMT-LIB text of the query when the solver failed
+    data: dict = field(default_factory=dict)
+
+    def as_dict(self):
+        return {k: v for k, v in self.__dict__.items() if v not in ("", {}, None)}
+
+
+class Query:
+    """One solver per kernel: facts at the base level, each check between push and pop."""
+
+    def __init__(self, enc, rlimit=None):
+        self.enc = enc
+        self.s = enc._solver()  # the solver the loop invariants were found with: facts already asserted
+        self.s.set("rlimit", rlimit or RLIMIT_PROPERTY)  # deterministic, unlike a timeout
+        self.calls = 0
+        # buffer indices of the layout checks; dotted names never clash with kernel names (Python identifiers)
+        self.i, self.j = z3.Int("buffer.i", enc.ctx), z3.Int("buffer.j", enc.ctx)
+        self._lo = {}
+        self.lemmas = {}
+
+    def lo(self, view, var):
+        """Start of buffer `var` of `view` (memoized: building Z3 terms costs more than solving here)."""
+        key = (id(view), var.get_id())
+        if key not in self._lo:
+            t = view.lo(var)
+            self._lo[key] = t if z3.is_expr(t) else z3.IntVal(t, self.enc.ctx)
+        return self._lo[key]
+
+    def inner(self, kernel):
+        """Nested indices assumed in range (P5 checks them) when checking what is derived from a buffer."""
+        if "inner" not in self._lo:
+            self._lo["inner"] = [z3.Implies(s.cond, z3.And(s.index >= 0, s.index < s.bound))
+                                 for s in kernel.sites if not s.top]
+        return self._lo["inner"]
+
+    def slots_of(self, view, limit=1 << 16):
+        """{slot: logical index} of a TLX view (for indices the lowering folded to constants), or None."""
+        if view.tlx.num > limit:
+            return None
+        key = ("slots", id(view))
+        if key not in self._lo:
+            self._lo[key] = {view.tlx.phys(i): i for i in range(view.tlx.num)}
+        return self._lo[key]
+
+    def phys(self, view, var):
+        key = ("phys", id(view), var.get_id())
+        if key not in self._lo:
+            self._lo[key] = view.tlx.phys(var)
+        return self._lo[key]
+
+    def find(self, *constraints):
+        """('sat', model) | ('unsat', None) | ('unknown', SMT-LIB text of the query)."""
+        self.enc._solver()  # assert facts added since (encoding a counterexample's terms may add some)
+        self.calls += 1
+        self.s.push()
+        try:
+            self.s.add(list(constraints))
+            r = self.s.check()
+            if r == z3.sat:
+                return "sat", self.s.model()
+            if r == z3.unsat:
+                return "unsat", None
+            return "unknown", f"; z3: {self.s.reason_unknown()}\n" + self.s.sexpr()
+        except z3.Z3Exception as exc:
+            return "unknown", f"; z3 error: {exc}\n" + self.s.sexpr()
+        finally:
+            self.s.pop()
+
+
+@dataclass
+class Check:
+    """One proof obligation: `cons` satisfiable means a counterexample, `explain(model)` turns it into
+    a Verdict (violation or cannot prove)."""
+    what: str
+    cons: list
+    explain: object
+    src: str = ""
+
+
+@dataclass
+class Batch:
+    """The checks of one property for one allocation, to be settled together (see `settle`)."""
+    prop: str
+    alloc: object
+    checks: list
+
+
+def _nary(make, terms, ctx):
+    """z3.And / z3.Or over Z3 booleans without the Python API's per-argument coercion (its main cost here)."""
+    args = (z3.Ast * len(terms))(*[t.as_ast() for t in terms])
+    return z3.BoolRef(make(ctx.ref(), len(terms), args), ctx)
+
+
+def _any(checks, q):
+    ctx = q.enc.ctx
+    true = z3.BoolVal(True, ctx)
+    conj = [_nary(z3.Z3_mk_and, [t if z3.is_expr(t) else z3.BoolVal(bool(t), ctx) for t in c.cons], ctx)
+            if c.cons else true for c in checks]
+    return q.find(_nary(z3.Z3_mk_or, conj, ctx))[0]
+
+
+def settle(items, q: Query) -> list:
+    """Verdicts for a list of Verdicts and Batches: one solver call for every check of the kernel; only
+    if that finds something, one per batch, and within a failing batch one per check."""
+    batches = [b for b in items if isinstance(b, Batch) and b.checks]
+    everything = [c for b in batches for c in b.checks]
+    proven = bool(everything) and _any(everything, q) == "unsat"
+    out = []
+    for item in items:
+        if not isinstance(item, Batch):
+            out.append(item)
+        elif proven or (len(item.checks) > 1 and _any(item.checks, q) == "unsat"):
+            out += [Verdict(item.prop, item.alloc.name, PROVEN, c.what) for c in item.checks]
+        else:
+            out += [_one(item.prop, item.alloc, c, q) for c in item.checks]
+    return out
+
+
+def _one(prop, alloc, c, q):
+    res, m = q.find(*c.cons)
+    if res == "unsat":
+        return Verdict(prop, alloc.name, PROVEN, c.what)
+    if res == "unknown":
+        return Verdict(prop, alloc.name, UNKNOWN, c.what, "the solver gave no answer (query below)", c.src, query=m)
+    return c.explain(m)
+
+
+def _ev(model, term) -> int | None:
+    v = model.eval(term, model_completion=True)
+    return v.as_long() if z3.is_int_value(v) else None
+
+
+def _overlap(a_lo, a_hi, b_lo, b_hi):
+    return z3.And(a_lo < b_hi, b_lo < a_hi)
+
+
+def _rng(lo, hi, unit):
+    return f"{unit} [{lo}, {hi})"
+
+
+def _user_views(alloc):
+    return [v for v in alloc.views if not v.backing]
+
+
+# ---------------------------------------------------------------------------------------------- P1
+
+def p1_inside(kernel, alloc, q: Query) -> list:
+    out, checks, unit, i = [], [], alloc.unit, q.i
+    for v in _user_views(alloc):
+        what = f"{v.name} ({v.md.short()}) inside {alloc.name} ({alloc.size} {unit})"
+        if v.offset < 0 or v.offset + v.extent > alloc.size:
+            out.append(Verdict("P1", alloc.name, VIOLATION, what,
+                               f"{v.name} spans {_rng(v.offset, v.offset + v.extent, unit)} but {alloc.name} "
+                               f"has {alloc.size} {unit} (view at {v.src}, allocation at {alloc.src})",
+                               v.src, FIX["P1"]))
+            continue
+        if v.tlx:
+            bad = _tlx_consistency(v, unit)
+            if bad:
+                out.append(Verdict("P1", alloc.name, VIOLATION, what, "; ".join(bad) + f" ({v.src})", v.src,
+                                   "the lowering must emit a tlx.view consistent with the view's type"))
+                continue
+        if v.num <= 0:
+            continue
+        lo, slots = q.lo(v, i), v.rank_buffers
+        escape = [lo < 0, lo + v.size > alloc.size]
+        if v.tlx:
+            phys = q.phys(v, i)
+            escape += [phys < 0, phys >= slots]
+
+        def explain(m, v=v, lo=lo, slots=slots):
+            iv, start = _ev(m, i), _ev(m, lo)
+            extra = f", slot {_ev(m, q.phys(v, i))} of {slots}" if v.tlx else ""
+            return Verdict("P1", alloc.name, VIOLATION if v.exact else UNKNOWN, what,
+                           f"{v.name}[{iv}] spans {_rng(start, start + v.size, unit)}{extra}, outside "
+                           f"{alloc.name} ({alloc.size} {unit}; view at {v.src})", v.src, FIX["P1"],
+                           data={"view": v.name, "index": iv, "range": [start, start + v.size]})
+        checks.append(Check(what, [i >= 0, i < v.num, _nary(z3.Z3_mk_or, escape, q.enc.ctx)], explain, v.src))
+    # descriptors derived from one buffer (reinterpret / slice / nested index after `.index(i)`), assuming
+    # the nested indices in range (P5 checks those)
+    inner = q.inner(kernel)
+    for sub in alloc.subs:
+        v = sub.view
+        what = f"{sub.name} ({sub.md.short()}) inside one buffer of {v.name} ({v.size} {unit})"
+        rel = sub.rel if z3.is_expr(sub.rel) else z3.IntVal(sub.rel, q.enc.ctx)
+
+        def explain(m, sub=sub, v=v, rel=rel, what=what):
+            start = _ev(m, rel)
+            where = "the next buffer" if start >= 0 else "the previous buffer"
+            return Verdict("P1", alloc.name, VIOLATION if sub.exact else UNKNOWN, what,
+                           f"{sub.name} spans {_rng(start, start + sub.extent, unit)} of its buffer, but a buffer "
+                           f"of {v.name} has {v.size} {unit}: it reaches into {where} "
+                           f"({sub.name} at {sub.src}, {v.name} at {v.src})", sub.src, FIX["P1"])
+        checks.append(Check(what, [sub.site.cond, *inner, _nary(z3.Z3_mk_or, [rel < 0, rel + sub.extent > v.size],
+                                                                   q.enc.ctx)], explain, sub.src))
+    return out + [Batch("P1", alloc, checks)]
+
+
+def _tlx_consistency(v, unit) -> list:
+    t, bad = v.tlx, []
+    if t.slot != v.md.buffer_units:
+        buf = "x".join(map(str, v.md.shape[1:])) + "x" + v.md.elem
+        bad.append(f"tlx.view slot={t.slot} but one {buf} buffer of the view is {v.md.buffer_units} {unit}")
+    stride_used = t.num > t.group          # a view whose buffers all sit in index group 0 never uses the stride
+    if (t.slot <= 0 or t.group <= 0 or (stride_used and t.stride % t.slot) or t.offset % t.slot
+            or any(u % t.slot for u in t.strides)):
+        bad.append(f"offset {t.offset} and stride {t.stride} must be multiples of slot {t.slot}")
+    return bad
+
+
+# ---------------------------------------------------------------------------------------------- P2
+
+def p2_self(kernel, alloc, q: Query) -> list:
+    out, checks, unit, i, j = [], [], alloc.unit, q.i, q.j
+    for v in _user_views(alloc):
+        what = f"{v.name}[i] / {v.name}[j] disjoint for i != j ({v.num} buffers)"
+        if v.num <= 1:
+            out.append(Verdict("P2", alloc.name, PROVEN, what))
+            continue
+        li, lj = q.lo(v, i), q.lo(v, j)
+
+        def explain(m, v=v, li=li, lj=lj, what=what):
+            a, b, la, lb = _ev(m, i), _ev(m, j), _ev(m, li), _ev(m, lj)
+            reason = "" if v.exact else " (footprint over-approximated: this view is not tracked exactly)"
+            return Verdict("P2", alloc.name, VIOLATION if v.exact else UNKNOWN, what,
+                           f"{v.name}[{a}] {_rng(la, la + v.size, unit)} overlaps {v.name}[{b}] "
+                           f"{_rng(lb, lb + v.size, unit)} ({v.src}){reason}", v.src, FIX["P2"],
+                           data={"views": [v.name, v.name], "indices": [a, b]})
+        checks.append(Check(what, [i >= 0, i < v.num, j >= 0, j < v.num, i != j,
+                                   _overlap(li, li + v.size, lj, lj + v.size)], explain, v.src))
+    return out + [Batch("P2", alloc, checks)]
+
+
+# ---------------------------------------------------------------------------------------------- P3 / P4
+
+def _relation(kernel, alloc, a, b):
+    """(kind, src) of the lowest reuse group holding both TLX views, or (None, None)."""
+    tree = kernel.tree.get(alloc.spec) if alloc.spec else None
+    if tree is None and len(kernel.tree) == 1:
+        tree = next(iter(kernel.tree.values()))
+    if tree is not None and a.tlx and b.tlx and a.alloc_id and b.alloc_id:
+        return tree.relation(a.alloc_id, b.alloc_id)
+    return None, None
+
+
+def _stages(kernel, alloc, a, b, i, j):
+    """(stage of a[i], stage of b[j], description) or (None, None, reason P3 does not apply)."""
+    if a.tlx and b.tlx:
+        kind, _ = _relation(kernel, alloc, a, b)
+        if kind is not None:
+            return i / a.tlx.group, j / b.tlx.group, f"logical groups i floordiv K (reuse tree: {kind})"
+        # A spec without a reuse tree places every view at offset 0 with its natural stride (seed 000's
+        # "manual layout control"): its views relate like hand-aliased ones, in lock step.
+    if not a.indexed and not a.tlx:
+        return None, None, f"{a.name} is used whole (never indexed)"
+    if not b.indexed and not b.tlx:
+        return None, None, f"{b.name} is used whole (never indexed)"
+    na, nb = a.num, b.num
+    if na == nb:
+        return i, j, "same index"
+    if na % nb == 0:
+        return i / (na // nb), j, f"{a.name}[i] belongs to stage i floordiv {na // nb}"
+    if nb % na == 0:
+        return i, j / (nb // na), f"{b.name}[j] belongs to stage j floordiv {nb // na}"
+    return None, None, f"buffer counts {na} and {nb} do not divide: no stage correspondence"
+
+
+def _pairs(alloc):
+    views = _user_views(alloc)
+    return [(views[x], views[y]) for x in range(len(views)) for y in range(x + 1, len(views))]
+
+
+def p3_cross(kernel, alloc, q: Query) -> list:
+    if len(_user_views(alloc)) < 2:
+        return [Verdict("P3", alloc.name, NA, "two views disjoint across stages",
+                        "one view of this allocation: nothing else aliases it at the allocation level")]
+    out, checks, i, j = [], [], q.i, q.j
+    for a, b in _pairs(alloc):
+        sa, sb, how = _stages(kernel, alloc, a, b, i, j)
+        what = f"{a.name}[i] / {b.name}[j] disjoint across stages"
+        if sa is None:
+            out.append(Verdict("P3", alloc.name, NA, what, how))
+            continue
+        checks.append(_pair_check("P3", alloc, a, b, q, f"{what} ({how})", sa != sb, "different stages"))
+    return out + [Batch("P3", alloc, checks)]
+
+
+def p4_distinct(kernel, alloc, q: Query) -> list:
+    checks, i, j = [], q.i, q.j
+    for a, b in _pairs(alloc):
+        kind, src = _relation(kernel, alloc, a, b)
+        if kind == "distinct":
+            what = f"{a.name} / {b.name} distinct siblings ({src}) disjoint at every index"
+            checks.append(_pair_check("P4", alloc, a, b, q, what, i / a.tlx.group == j / b.tlx.group,
+                                      "the same group", src))
+    if not checks:
+        return [Verdict("P4", alloc.name, NA, "distinct siblings disjoint",
+                        "no `distinct` reuse group declared for this allocation")]
+    return [Batch("P4", alloc, checks)]
+
+
+def _pair_check(prop, alloc, a, b, q, what, when_cons, when, src=""):
+    i, j, unit = q.i, q.j, alloc.unit
+    la, lb = q.lo(a, i), q.lo(b, j)
+
+    def explain(m):
+        ii, jj, sa, sb = _ev(m, i), _ev(m, j), _ev(m, la), _ev(m, lb)
+        uses = "; ".join(f"{s.name} indexed at {s.src}" for s in (a.sites[:1] + b.sites[:1]))
+        detail = (f"{a.name}[{ii}] {_rng(sa, sa + a.size, unit)} ({a.src}) overlaps {b.name}[{jj}] "
+                  f"{_rng(sb, sb + b.size, unit)} ({b.src}) although they are {when}"
+                  + (f"; {uses}" if uses else "") + (f"; group declared at {src}" if src else ""))
+        exact = a.exact and b.exact
+        if not exact:
+            detail += " (a footprint is over-approximated: not tracked exactly)"
+        return Verdict(prop, alloc.name, VIOLATION if exact else UNKNOWN, what, detail, b.src or a.src, FIX[prop],
+                       data={"views": [a.name, b.name], "indices": [ii, jj],
+                             "ranges": [[sa, sa + a.size], [sb, sb + b.size]]})
+    return Check(what, [i >= 0, i < a.num, j >= 0, j < b.num, when_cons,
+                        _overlap(la, la + a.size, lb, lb + b.size)], explain, b.src or a.src)
+
+
+# ---------------------------------------------------------------------------------------------- P5
+
+def p5_index(kernel, alloc, q: Query) -> list:
+    """Every index site: its index (TLX: the user's index) in range; TLX: the rewrite equals the layout's."""
+    sites = [s for v in alloc.views for s in v.sites]
+    if not sites:
+        return [Verdict("P5", alloc.name, NA, "runtime indices in range", "nothing indexes this allocation")]
+    checks, lemmas, ctx = [], [], q.enc.ctx
+    for s in sites:
+        tlx = s.view.tlx if s.top else None
+        if tlx is not None and s.logical is not None:
+            term, n, text, kind = s.logical, tlx.num, s.logical_text, "logical index"
+        else:
+            term, n, text, kind = s.index, s.bound, s.text, "index"
+        what = f"{s.name}: {kind} {text} in [0, {n}) at {s.src}"
+        checks.append(Check(what, [s.cond, _nary(z3.Z3_mk_or, [term < 0, term >= n], ctx)],
+                            lambda m, s=s, term=term, n=n, text=text, kind=kind, what=what:
+                            _p5_range(kernel, alloc, q, s, term, n, text, kind, what, m), s.src))
+        if tlx is not None:
+            check = _p5_rewrite(s, tlx, q, what)
+            if isinstance(check, Verdict):
+                checks.append(Check(check.check, [z3.BoolVal(check.status != PROVEN, ctx)],
+                                    lambda m, v=check: v, s.src))
+            elif all(check is not c for c in lemmas):  # one lemma per view and rewrite, however many sites
+                lemmas.append(check)
+    return [Batch("P5", alloc, checks + lemmas)]
+
+
+def _p5_range(kernel, alloc, q, s, term, n, text, kind, what, m):
+    """The verdict for an index found out of range in model m (see the module doc for the policy)."""
+    enc = kernel.enc
+    value = _ev(m, term)
+    ctx_vals = _model_text(m, [term], enc)
+    detail = f"{kind} {text} = {value} at {s.src} (must be in [0, {n}))" + (f" with {ctx_vals}" if ctx_vals else "")
+    data = {"index": value, "bound": n}
+    approx = _approx(enc, [term, s.cond])
+    if not approx:
+        return Verdict("P5", alloc.name, VIOLATION, what, detail, s.src, FIX["P5"], data=data)
+    always, _ = q.find(s.cond, term >= 0, term < n)
+    if always == "unsat":
+        return Verdict("P5", alloc.name, VIOLATION, what,
+                       detail + "; it is out of range on every execution that reaches it", s.src, FIX["P5"], data=data)
+    why = "; ".join(sorted({enc.why[a] for a in approx}))
+    return Verdict("P5", alloc.name, UNKNOWN, what,
+                   detail + f"; depends on values this checker only approximates: {why}", s.src, FIX["P5"], data=data)
+
+
+def _p5_rewrite(s, tlx, q, what):
+    """TLX: the physical index the IR computes is the declared rewrite of the user's index.
+
+    The IR's index is R(user's index); R is proven equal to the declared formula once per view and rewrite,
+    over a fresh x in [0, num) (a Check named after the rewrite), unless the index cannot be split so
+    (then a Check on this site's own terms, or a Verdict when the user's index is not recoverable)."""
+    alloc, ctx = s.view.alloc, q.enc.ctx
+    layout = f"group={tlx.group}, stride={tlx.stride}, offset={tlx.offset}"
+    if s.logical is None:  # the lowering folded the index (a constant), or it cannot be split
+        c = s.index.as_long() if z3.is_int_value(s.index) else None
+        check = what + f"; the IR's slot is one of tlx.view's ({layout})"
+        slots = q.slots_of(s.view) if c is not None else None
+        if slots is not None and c in slots:
+            return Verdict("P5", alloc.name, PROVEN, check + f" (slot {c} = logical {slots[c]})")
+        return Verdict("P5", alloc.name, VIOLATION if slots is not None else UNKNOWN, check,
+                       f"physical index {s.text} at {s.src} is not the slot of any logical index in "
+                       f"[0, {tlx.num})" + ("" if slots is not None else " (the user's index could not be recovered)"),
+                       s.src, FIX["P5"])
+    if s.rewrite is not None:
+        key = (id(s.view), s.rewrite.get_id())  # Z3 shares identical terms: one lemma per view and rewrite
+        if key in q.lemmas:
+            return q.lemmas[key]
+        logical, index = z3.Int(LOGICAL_X, ctx), s.rewrite
+        cons = [logical >= 0, logical < tlx.num, index != q.phys(s.view, logical)]
+        check = f"{s.view.name}: the IR's index rewrite is tlx.view's ({layout}) for every logical index"
+    else:
+        key, logical, index = None, s.logical, s.index
+        cons = [s.cond, logical >= 0, logical < tlx.num, index != tlx.phys(logical)]
+        check = what + f"; the rewrite matches tlx.view ({layout})"
+    who = s.logical_text.split(" = ")[0] if " = " in s.logical_text else s.logical_text
+
+    def explain(m):
+        li, pi = _ev(m, logical), _ev(m, index)
+        return Verdict("P5", alloc.name, VIOLATION, check,
+                       f"for {who} = {li} the IR selects slot {pi} of {s.view.name}, the declared layout "
+                       f"slot {_ev(m, tlx.phys(logical))} (index at {s.src})", s.src,
+                       "the index rewrite must be (i floordiv K) * (stride/slot) + offset/slot + (i mod K)",
+                       data={"logical": li, "slot": pi})
+    out = Check(check, cons, explain, s.src)
+    if key is not None:
+        q.lemmas[key] = out
+    return out
+
+
+def _model_text(m, terms, enc):
+    """`n_iter = 4, iv@100 = 3 (induction variable of the loop at f.py:100)` for the variables of terms."""
+    out = []
+    for var in sorted({str(v): v for t in terms for v in _vars(t)}.items()):
+        name, term = var
+        why = enc.why.get(name, "")
+        out.append(f"{name} = {m.eval(term, model_completion=True)}" + (f" ({why})" if why else ""))
+    return ", ".join(out)
+
+
+def _vars(term):
+    out, todo, seen = [], [term], set()
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.append(t)
+        todo += list(t.children())
+    return out
+
+
+def _approx(enc, terms):
+    return [str(v) for t in terms for v in _vars(t) if enc.kind.get(str(v)) == "approx"]
+
+
+# ---------------------------------------------------------------------------------------------- P6
+
+def tmem_granule(cols: int) -> int:
+    """Columns Triton's TMEM allocator reserves for an allocation: next power of two, at least 32."""
+    n = 32
+    while n < cols:
+        n *= 2
+    return n
+
+
+def p6_capacity(kernel, capability: int | None) -> list:
+    out = []
+    limit = SMEM_LIMIT.get(capability or 0, SMEM_LIMIT[90])
+    note = "" if capability in SMEM_LIMIT else f" (no figure for sm_{capability}: sm_90's used)"
+    for space, cap, unit in ((SMEM, limit, "bytes"), (TMEM, TMEM_COLS, "cols")):
+        allocs = [a for a in kernel.allocs if a.space == space]
+        if not allocs:
+            continue
+        if space == TMEM and capability is not None and capability < 100:
+            for a in allocs:
+                out.append(Verdict("P6", a.name, VIOLATION, "tensor memory exists on this target",
+                                   f"sm_{capability} has no tensor memory ({a.src})", a.src,
+                                   "TMEM needs sm_100 or later"))
+            continue
+        total = 0
+        for a in allocs:
+            size = tmem_granule(a.size) if space == TMEM else a.size
+            total += size
+            what = f"{a.name}: {size} of {cap} {unit}{note if space == SMEM else ''}"
+            if size > cap:
+                out.append(Verdict("P6", a.name, VIOLATION, what,
+                                   f"{a.name} needs {size} {unit}, the target has {cap} ({a.src})", a.src, FIX["P6"],
+                                   data={"size": size, "limit": cap}))
+            else:
+                out.append(Verdict("P6", a.name, PROVEN, what))
+        if len(allocs) > 1:
+            what = f"all {space.upper()} allocations of {kernel.name}: {total} of {cap} {unit}"
+            if total > cap:
+                out.append(Verdict("P6", "(all)", UNKNOWN, what,
+                                   f"together they need {total} {unit} > {cap}; Triton's allocator may still fit "
+                                   "them if their lifetimes do not overlap", "", FIX["P6"],
+                                   data={"size": total, "limit": cap}))
+            else:
+                out.append(Verdict("P6", "(all)", PROVEN, what))
+    return out
+
+
+PER_ALLOC = (p1_inside, p2_self, p3_cross, p4_distinct, p5_index)

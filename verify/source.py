@@ -1,0 +1,90 @@
+"""Read dumped IR into an upstream-bindings module: `.ttgir` custom form from Triton, or generic `.mlir`.
+
+`load(path) -> Loaded(module, aliases)`. Custom-form Triton text is parsed by Triton itself
+(`triton._C.libtriton.ir.parse_mlir_module`, all dialects loaded) and bridged with
+`tlx_alias.plugin.bridge.to_upstream` (the plugin's own bridge: generic text, locations restored).
+Anything unreadable raises `InputError` (CLI exit code 2).
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+from tlx_alias._mlir import ir, new_context
+
+from .memdesc import parse_aliases
+
+
+class InputError(Exception):
+    """The input cannot be read as Triton or generic MLIR."""
+
+
+@dataclass
+class Loaded:
+    module: object
+    aliases: dict
+    path: str
+    how: str                       # "generic", "bridge", "fallback"
+    notes: list = field(default_factory=list)
+    context: object = None         # keep the upstream context alive with the module
+
+
+def load(path: str) -> Loaded:
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    generic_first = not path.endswith((".ttgir", ".ttir", ".llir"))
+    errors = []
+    for how in (("generic", "triton") if generic_first else ("triton", "generic")):
+        try:
+            return (load_generic if how == "generic" else load_triton)(text, path)
+        except InputError as exc:
+            errors.append(str(exc))
+    raise InputError(f"{path}: not readable as generic MLIR nor as Triton IR:\n  " + "\n  ".join(errors))
+
+
+def load_generic(text: str, path: str = "<text>") -> Loaded:
+    ctx = new_context()
+    try:
+        module = ir.Module.parse(text, ctx)
+    except Exception as exc:  # MLIRError: the parser's diagnostics
+        raise InputError(f"generic MLIR parse failed: {_first_line(exc)}") from None
+    return Loaded(module, parse_aliases(text), path, "generic", context=ctx)
+
+
+def load_triton(text: str, path: str = "<text>") -> Loaded:
+    try:
+        from triton._C.libtriton import ir as tir
+        from triton._C.libtriton import nvidia
+    except ImportError as exc:  # pragma: no cover - triton is a dependency
+        raise InputError(f"triton is not importable: {exc}") from None
+    tctx = tir.context()
+    tir.load_dialects(tctx)
+    nvidia.load_dialects(tctx)
+    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
+        f.write(text)
+        tmp = f.name
+    try:
+        tmod = tir.parse_mlir_module(tmp, tctx)
+    except Exception as exc:
+        raise InputError(f"Triton parse failed: {_first_line(exc)}") from None
+    finally:
+        os.unlink(tmp)
+    tmod.context = tctx  # as triton.compiler does after parsing; the bridge reads it
+    try:
+        import warnings
+        from tlx_alias.plugin.bridge import to_upstream
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            module, aliases = to_upstream(tmod)
+    except Exception as exc:
+        raise InputError(f"Triton -> upstream bridge failed: {type(exc).__name__}: {_first_line(exc)}") from None
+    return Loaded(module, dict(aliases), path, "bridge", [str(w.message) for w in caught], module.context)
+
+
+def _first_line(exc) -> str:
+    msg = str(exc).strip().splitlines()
+    return msg[0] if msg else type(exc).__name__
