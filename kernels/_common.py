@@ -102,6 +102,21 @@ def compile_for(fn, signature: dict, constexprs: dict | None = None, target: GPU
     return Compiled(kernel, target, time.perf_counter() - t0)
 
 
+SMEM_LIMIT = 232448  # bytes of dynamic shared memory one sm_90 / sm_100 block may use (227 KiB)
+TMEM_LIMIT = 512     # 32-bit tensor-memory columns per SM
+
+
+def fit_error(compiled: Compiled) -> str | None:
+    """Why a compiled kernel cannot launch, or None. triton 3.6 checks neither limit at compile time (SMEM
+    fails at launch; a TMEM plan over 512 columns compiles with no tcgen05.alloc). Kernels that use the API
+    get this as a compile error from the plugin; this covers variants that allocate without it."""
+    if compiled.tmem_cols > TMEM_LIMIT:
+        return f"does not fit: {compiled.tmem_cols} TMEM columns > {TMEM_LIMIT}"
+    if compiled.smem_bytes > SMEM_LIMIT:
+        return f"does not fit: {compiled.smem_bytes} bytes of SMEM > {SMEM_LIMIT}"
+    return None
+
+
 def proof_of(compiled: Compiled) -> str:
     """Run the Z3 verifier over the kernel's lowered ttgir, if `tlx_alias.verify` is there and works."""
     try:

@@ -81,7 +81,8 @@ from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLay
                                                                  tcgen05_commit, tcgen05_mma, tma)
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import BLACKWELL, Compiled, compile_for, proof_of, tensordesc
+from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, TMEM_LIMIT, Compiled, compile_for, fit_error, proof_of,
+                                       tensordesc)
 
 __all__ = ["attention", "attention_fwd_kernel", "cpu_report", "compile_attention", "upstream_design",
            "tmem_columns", "smem_bytes"]
@@ -399,8 +400,6 @@ def attention_fwd_kernel(sm_scale, lse_ptr, N_CTX, desc_q, desc_k, desc_v, desc_
 
 _TORCH_TO_GL = {"torch.bfloat16": gl.bfloat16, "torch.float16": gl.float16}
 _GL_NAME = {gl.bfloat16: "bf16", gl.float16: "fp16"}
-SMEM_LIMIT = 232448  # bytes of dynamic SMEM per block on sm_100 (227 KB)
-TMEM_LIMIT = 512     # 32-bit columns
 
 
 def _default_kv_buffers(head_dim):
@@ -489,16 +488,6 @@ def config_name(c):
     kv = c.get("num_kv_buffers") or _default_kv_buffers(c["head_dim"])
     return (f"D={c['head_dim']} {'causal' if c.get('causal') else 'full'} S={c.get('num_mma_slices', 2)} "
             f"{_GL_NAME[c.get('dtype', gl.bfloat16)]} BM={BLOCK_M} BN={BLOCK_N} kv={kv}")
-
-
-def fit_error(compiled):
-    """Why a kernel compiled for sm_100a cannot launch, or None. triton 3.6 checks neither limit at compile
-    time: SMEM is checked at launch, and a TMEM plan over 512 columns compiles with no tcgen05.alloc at all."""
-    if compiled.tmem_cols > TMEM_LIMIT:
-        return f"does not fit: {compiled.tmem_cols} TMEM columns > {TMEM_LIMIT}"
-    if compiled.smem_bytes > SMEM_LIMIT:
-        return f"does not fit: {compiled.smem_bytes} bytes of SMEM > {SMEM_LIMIT}"
-    return None
 
 
 def cpu_report(quick=False, proof=True, configs=None):

@@ -64,12 +64,11 @@ from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLay
                                                                  tcgen05_commit, tcgen05_mma, tma)
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import BLACKWELL, Compiled, compile_for, proof_of, tensordesc
+from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, TMEM_LIMIT, Compiled, compile_for, fit_error, proof_of,
+                                       tensordesc)
 
 __all__ = ["matmul", "matmul_kernel", "compile_matmul", "cpu_report", "epilogue_n", "smem_plan"]
 
-SMEM_LIMIT = 232448  # bytes of dynamic SMEM per block on sm_100 (227 KB)
-TMEM_LIMIT = 512
 
 # ===-----------------------------------------------------------------------===#
 # Partitions
@@ -307,15 +306,6 @@ def config_name(c):
                      c_dtype.primitive_bitwidth // 8)
     return (f"{c['block_m']}x{c['block_n']}x{c['block_k']} stages={c['stages']} {_GL_NAME[dtype]}->"
             f"{_GL_NAME[c_dtype]} epi=2x{c['block_m']}x{epi}")
-
-
-def fit_error(compiled):
-    """Why a kernel compiled for sm_100a cannot launch (triton 3.6 checks neither limit at compile time), or None."""
-    if compiled.tmem_cols > TMEM_LIMIT:
-        return f"does not fit: {compiled.tmem_cols} TMEM columns > {TMEM_LIMIT}"
-    if compiled.smem_bytes > SMEM_LIMIT:
-        return f"does not fit: {compiled.smem_bytes} bytes of SMEM > {SMEM_LIMIT}"
-    return None
 
 
 def cpu_report(quick=False, proof=True, configs=None):

@@ -54,6 +54,26 @@ def prove(upstream_module, target, aliases):
     return enforce(upstream_module, target, aliases)
 
 
+def check_capacity(metadata, target):
+    """After Triton placed every buffer: the whole kernel must fit the SM.
+
+    Triton 3.6 checks neither limit at compile time (SMEM fails at launch; a TMEM plan over 512 columns
+    compiles with no `tcgen05.alloc` at all, a silently wrong kernel). For kernels that use the API this
+    is a compile error naming the totals.
+    """
+    from tlx_alias.python_passes.size_definition import SMEM_LIMIT, SMEM_LIMIT_DEFAULT, TMEM_COLUMNS
+    smem, tmem = metadata.get("shared", 0) or 0, metadata.get("tmem_size", 0) or 0
+    limit = SMEM_LIMIT.get(target or "", SMEM_LIMIT_DEFAULT)
+    if smem > limit:
+        raise TlxAliasError("tlx-alias capacity", f"the kernel needs {smem} bytes of shared memory (aliased "
+                            f"specs plus every other buffer and Triton's scratch), the target allows {limit}",
+                            "share more buffers through a storage_alias_spec, or use fewer stages / smaller tiles")
+    if tmem > TMEM_COLUMNS:
+        raise TlxAliasError("tlx-alias capacity", f"the kernel needs {tmem} tensor-memory columns, the SM has "
+                            f"{TMEM_COLUMNS}", "share more TMEM buffers through a storage_alias_spec "
+                            "(e.g. P, alpha, l, m on QK as in seed 000)")
+
+
 def _result(result, module, aliases):
     """Accept what a lowering may return: None, a module, (module, aliases), or a context with .aliases."""
     if isinstance(result, tuple):
@@ -104,12 +124,24 @@ def _make_hook(prev):
         if not _active or stage is None or getattr(stage, "_tlx_alias", False):
             return  # uninstalled, or already wrapped by another copy of this hook in the chain
         target = _triton.target_of(backend)
+        lowered = {}
 
         def ttgir_then_tlx_alias(src, metadata):
-            return run_plugin(stage(src, metadata), target)
+            module = stage(src, metadata)
+            out = run_plugin(module, target)
+            lowered["yes"] = out is not module
+            return out
 
         ttgir_then_tlx_alias._tlx_alias = True
         stages[_triton.STAGE] = ttgir_then_tlx_alias
+        llir = stages.get(_triton.CAPACITY_STAGE)
+        if llir is not None:
+            def llir_then_capacity(src, metadata):
+                out = llir(src, metadata)
+                if lowered.get("yes"):
+                    check_capacity(metadata, target)
+                return out
+            stages[_triton.CAPACITY_STAGE] = llir_then_capacity
 
     tlx_alias_stages_hook._tlx_alias = True
     tlx_alias_stages_hook._tlx_alias_prev = prev

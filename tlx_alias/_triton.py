@@ -35,7 +35,8 @@ if VERSION.split("+")[0] != SUPPORTED:  # a different Triton may rename any of t
 from triton import knobs  # noqa: E402
 from triton._C.libtriton import ir  # noqa: E402
 
-STAGE = "ttgir"                      # the plugin runs right after this stage (before `llir` assigns offsets)
+STAGE = "ttgir"            # the plugin runs right after this stage (before `llir` assigns offsets)
+CAPACITY_STAGE = "llir"    # after it, metadata has "shared" and "tmem_size" (every buffer placed)
 # Ops that Triton's custom printers leave out (implicit terminators, the op holding warp_specialize's
 # partition regions): only the generic form lists them.
 CUSTOM_FORM_HIDDEN_OPS = frozenset({"scf.yield", "ttg.warp_specialize.partitions", "ttg.warp_yield",
