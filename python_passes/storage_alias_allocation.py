@@ -75,7 +75,7 @@ def _replace_with_view(alloc, backing, total, ctx):
     view_desc = desc.with_shape((slots,) + desc.shape[1:])
     view = ir.Operation.create("ttg.memdesc_reinterpret", results=[ir.Type.parse(view_desc.text())],
                                operands=[backing.result], loc=alloc.location, ip=ir.InsertionPoint(alloc))
-    for key in ("tlx.alloc", "tlx.src", "tlx.name", "tlx.overlap", "tlx.overlap_src"):   # the verifier reads these
+    for key in ("tlx.alloc", "tlx.src", "tlx.name", "tlx.spec", "tlx.overlap", "tlx.overlap_src"):  # for the verifier
         if key in alloc.attributes:
             view.attributes[key] = alloc.attributes[key]
     k_total = 1
@@ -178,8 +178,10 @@ def _rewrite_index(op, plan):
     loc = op.location
     itype = index.type
     const = _constant_value(index)
-    if const is not None:
-        op.operands[1] = _const(plan.apply(const), itype, ip, loc)
+    if const is not None:   # fold, but keep the user's index so the verifier can check the slot
+        folded = _const(plan.apply(const), itype, ip, loc)
+        set_int(folded.owner, "tlx.logical_index", const)
+        op.operands[1] = folded
         return
     total_k = 1
     for k in plan.radices:

@@ -429,6 +429,10 @@ class ModelBuilder:
     def _logical(self, idx_v):
         """(term, text, value) of the user's index under the tlx.index_rewrite ops; (None, "", None) if
         it cannot be recovered."""
+        owner = getattr(idx_v.owner, "operation", idx_v.owner)
+        if not isinstance(idx_v, ir.BlockArgument) and "tlx.logical_index" in owner.attributes:
+            c = ir.IntegerAttr(owner.attributes["tlx.logical_index"]).value   # a folded constant index
+            return z3.IntVal(c, self.enc.ctx), str(c), None
         leaves = []
         _rewrite_leaves(idx_v, leaves)
         uniq = []

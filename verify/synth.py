@@ -165,7 +165,7 @@ def module_text(lay: Layout, target: str = "cuda:100", index: dict | None = None
     for leaf in lay.leaves:
         slots = max(lay.total // leaf.slot, 1)
         vtype = _type((slots,) + tuple(leaf.shape), leaf, lay.storage)
-        attrs = (f'tlx.alloc = "{leaf.id}", tlx.name = "{leaf.name}", tlx.src = "{file}:{line_no[0] + 1}", '
+        attrs = (f'tlx.alloc = "{leaf.id}", tlx.name = "{leaf.name}", tlx.spec = "spec0", tlx.src = "{file}:{line_no[0] + 1}", '
                  f'tlx.view = "offset={leaf.offset},stride={leaf.stride},group={leaf.group},num={leaf.num},'
                  f'slot={leaf.slot}"' + (f', tlx.overlap = "{overlap}"' if overlap else ""))
         body.append(f'%{leaf.id} = "ttg.memdesc_reinterpret"(%backing) {{{attrs}}} : ({btype}) -> {vtype} '

@@ -23,7 +23,7 @@
     // CHECK: "ttg.warp_specialize"(%[[VB]], %arg0)
     "ttg.warp_specialize"(%b, %arg0) <{partitionNumWarps = array<i32: 1>, requestedRegisters = array<i32: 24>}> ({
       // Default partition: captures %b from above. b[0] = slot 1.
-      // CHECK: %[[C1:.*]] = "arith.constant"() {tlx.index_rewrite = "", value = 1 : i32}
+      // CHECK: %[[C1:.*]] = "arith.constant"() {tlx.index_rewrite = "", tlx.logical_index = 0 : i64, value = 1 : i32}
       // CHECK: "ttg.memdesc_index"(%[[VB]], %[[C1]])
       %x = "ttg.memdesc_index"(%b, %c0) : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, i32) -> !ttg.memdesc<64x64xf32, #shared, #smem, mutable>
       "ttg.warp_yield"() : () -> ()
@@ -33,7 +33,7 @@
       // CHECK: ^bb0(%[[WB:.*]]: !ttg.memdesc<4x64x64xf32, #shared, #smem, mutable>, %{{.*}}: !tt.ptr<f32>):
       ^bb0(%arg1: !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, %arg2: !tt.ptr<f32>):
         %c1 = "arith.constant"() <{value = 1 : i32}> : () -> i32
-        // CHECK: %[[C3:.*]] = "arith.constant"() {tlx.index_rewrite = "", value = 3 : i32}
+        // CHECK: %[[C3:.*]] = "arith.constant"() {tlx.index_rewrite = "", tlx.logical_index = 1 : i64, value = 3 : i32}
         // CHECK: "ttg.memdesc_index"(%[[WB]], %[[C3]])
         %y = "ttg.memdesc_index"(%arg1, %c1) : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, i32) -> !ttg.memdesc<64x64xf32, #shared, #smem, mutable>
         "ttg.warp_return"() : () -> ()

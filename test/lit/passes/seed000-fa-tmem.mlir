@@ -36,11 +36,11 @@
     %c3 = "arith.constant"() <{value = 3 : i32}> : () -> i32
     %c4 = "arith.constant"() <{value = 4 : i32}> : () -> i32
     // p[3] = group 1, sub-tile 1: column 128 + 32 = slot 5.
-    // CHECK: %[[C5:.*]] = "arith.constant"() {tlx.index_rewrite = "", value = 5 : i32}
+    // CHECK: %[[C5:.*]] = "arith.constant"() {tlx.index_rewrite = "", tlx.logical_index = 3 : i64, value = 5 : i32}
     // CHECK: "ttg.memdesc_index"(%[[P]], %[[C5]])
     %p3 = "ttg.memdesc_index"(%p, %c3) : (!ttg.memdesc<4x128x64xbf16, #tmem_p, #ttng.tensor_memory, mutable>, i32) -> !ttg.memdesc<128x64xbf16, #tmem_p, #ttng.tensor_memory, mutable>
     // alpha[1] = column 128 + 64 = slot 192.
-    // CHECK: %[[C192:.*]] = "arith.constant"() {tlx.index_rewrite = "", value = 192 : i32}
+    // CHECK: %[[C192:.*]] = "arith.constant"() {tlx.index_rewrite = "", tlx.logical_index = 1 : i64, value = 192 : i32}
     // CHECK: "ttg.memdesc_index"(%[[AL]], %[[C192]])
     %a1 = "ttg.memdesc_index"(%alpha, %c1) : (!ttg.memdesc<2x128x1xf32, #tmem_1, #ttng.tensor_memory, mutable>, i32) -> !ttg.memdesc<128x1xf32, #tmem_1, #ttng.tensor_memory, mutable>
     // A runtime p index j: (j // 2) * 4 + (j % 2).

@@ -27,11 +27,11 @@
     // CHECK: "ttg.memdesc_index"(%[[QK]], %{{[0-9]+}})
     %q1 = "ttg.memdesc_index"(%qk, %c1) : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, i32) -> !ttg.memdesc<64x64xf32, #shared, #smem, mutable>
     // p[1]: 8192-byte buffers, 2 slots between buffers: slot 2, folded.
-    // CHECK: %[[C2:.*]] = "arith.constant"() {tlx.index_rewrite = "", value = 2 : i32}
+    // CHECK: %[[C2:.*]] = "arith.constant"() {tlx.index_rewrite = "", tlx.logical_index = 1 : i64, value = 2 : i32}
     // CHECK: "ttg.memdesc_index"(%[[P]], %[[C2]])
     %p1 = "ttg.memdesc_index"(%p, %c1) : (!ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>, i32) -> !ttg.memdesc<64x64xf16, #shared, #smem, mutable>
     // alpha[1]: slot 96.
-    // CHECK: %[[C96:.*]] = "arith.constant"() {tlx.index_rewrite = "", value = 96 : i32}
+    // CHECK: %[[C96:.*]] = "arith.constant"() {tlx.index_rewrite = "", tlx.logical_index = 1 : i64, value = 96 : i32}
     // CHECK: "ttg.memdesc_index"(%[[AL]], %[[C96]])
     %a1 = "ttg.memdesc_index"(%alpha, %c1) : (!ttg.memdesc<2x64xf32, #shared1, #smem, mutable>, i32) -> !ttg.memdesc<64xf32, #shared1, #smem, mutable>
     // alpha carried through a loop: the iter_arg, block argument and result take the view's type,

@@ -1,0 +1,751 @@
+"""Mutation harness: write one lowering bug at a time into the lowered IR of a real kernel, count what
+the verifier catches.
+
+    python -m tlx_alias.verify.mutate [KERNEL...] [--ops OP,...] [-v] [--dump DIR]
+
+Input: the Contract-2 ttgir of a kernel compiled on the CPU through the plugin (`KERNELS`). A mutant is
+one corruption of the layout, applied consistently, so it models a bug of the lowering rather than a
+typo: moving a view changes its `tlx.view` AND every index rewrite of the view, so the code really
+addresses the new place. Operators, one function each in `OPERATORS`:
+
+  view-level (tlx.view and every use of one view):
+    shift_offset       the view one slot higher / lower
+    shrink_stride      the per-group stride one slot smaller
+    swap_group_type    a reuse group laid out as if it were the other kind (tree kept: the lowering
+                       misread the kind): a distinct sibling on its first sibling, a shared one after
+                       the previous one
+    flip_tree_kind     the kind flipped in `tlx.overlap` only (code unchanged)
+    shrink_allocation  the SMEM backing allocation one row short
+  use-level (one `ttg.memdesc_index`, tlx.view kept):
+    drop_mod           the `% K` digit left out of the rewrite
+    index_plus_one     the rewrite applied to `i + 1`
+    scale_index        the stride constant of the rewrite one slot smaller
+    other_view_index   the rewrite of another view of the same allocation
+    swap_constant      a constant index: the slot of the view's next buffer (as a folded constant)
+
+Oracle (`oracle`), independent of the verifier (no Z3, no shared code: its own line parser of the
+ttgir): the specification is the UNMUTATED kernel (its reuse tree, buffer counts, group sizes, slot
+sizes: what the user declared and the correct lowering produced); the implementation is what the
+MUTATED IR computes. For every use of every TLX view it evaluates the index ops the IR really contains
+for every logical buffer index the use can select (all of [0, num) for a runtime index, the one buffer a
+constant selects), giving each logical buffer (view, i) its set of slots. The mutant is unsafe
+("should be caught") if a buffer is addressed at two different slots by different uses (writer and
+reader disagree), a slot lies outside the view's slots or the allocation, or two buffers that may be
+live together overlap: (v, i) and (v, j) for i != j; different views in different stages (i floordiv
+K_v != j floordiv K_w, K = product of the group sizes on the view's path in the tree); different views
+of one stage whose lowest common reuse group is `distinct`. Otherwise the mutant is equivalent (the
+memory it touches is still safe); the verifier flagging one is counted apart ("flagged").
+
+Verdicts: caught (unsafe, the verifier reports a violation), missed (unsafe, no violation: a "cannot
+prove" is only a warning in the default TLX_ALIAS_PROOF=error mode, so it does not count), equivalent,
+flagged (equivalent, yet a violation: e.g. the IR's own tree contradicts its layout), invalid (Triton
+cannot parse the mutant: a harness bug, expected 0).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field, replace
+
+NAME = r"%[\w$.-]+(?:#\d+)?"
+_INDEX = re.compile(rf"ttg\.memdesc_index ({NAME})\[({NAME})\]")
+_CONST = re.compile(r"arith\.constant (?:\{[^}]*\} )?(-?\d+) : i(?:32|64)")
+_BIN = re.compile(rf"arith\.(\w+) ({NAME}), ({NAME})")
+_MEMDESC = re.compile(r"!ttg\.memdesc<((?:\d+x)+)(\w+)")
+_BYTES = {"i8": 1, "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "i64": 8, "f64": 8}
+TAG = '{tlx.index_rewrite = ""}'
+
+
+def _trunc_div(a, b):
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+OPS = {"addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a, b: a * b,
+       "divsi": _trunc_div, "remsi": lambda a, b: a - b * _trunc_div(a, b),
+       "floordivsi": lambda a, b: a // b}
+
+
+class Unsupported(Exception):
+    """The IR has an index op the oracle does not evaluate."""
+
+
+# ---------------------------------------------------------------------------------------------- layout
+
+@dataclass(frozen=True)
+class Layout:
+    """`tlx.view`: slot of logical buffer i = (i floordiv group) * stride/slot + offset/slot + mixed-radix
+    digits ((rest mod k) * u/slot, innermost first). Units: bytes (SMEM) or columns (TMEM)."""
+    offset: int
+    stride: int
+    group: int
+    num: int
+    slot: int
+    radices: tuple = ()
+    strides: tuple = ()
+
+    @staticmethod
+    def parse(text: str) -> "Layout":
+        kv = dict(re.findall(r"(\w+)=(\[[^\]]*\]|[^,]*)", text))
+        nums = [int(kv[k]) for k in ("offset", "stride", "group", "num", "slot")]
+        radices, strides = (tuple(int(x) for x in re.findall(r"-?\d+", kv.get(k, ""))) for k in ("radices", "strides"))
+        if "radices" not in kv and nums[2] > 1:
+            radices, strides = (nums[2],), (nums[4],)
+        return Layout(*nums, radices, strides)
+
+    def text(self) -> str:
+        return (f"offset={self.offset},stride={self.stride},group={self.group},num={self.num},slot={self.slot},"
+                f"radices=[{','.join(map(str, self.radices))}],strides=[{','.join(map(str, self.strides))}]")
+
+    def slot_of(self, i: int) -> int:
+        out, rest = (i // self.group) * (self.stride // self.slot) + self.offset // self.slot, i
+        for k, u in reversed(list(zip(self.radices, self.strides))):
+            out, rest = out + (rest % k) * (u // self.slot), rest // k
+        return out
+
+
+# ---------------------------------------------------------------------------------------------- parsing
+
+@dataclass
+class Backing:
+    line: int
+    var: str
+    space: str                 # "smem" | "tmem"
+    dims: list
+    elem: str
+
+    @property
+    def size(self) -> int:     # bytes, or 32-bit columns
+        return self.dims[1] if self.space == "tmem" else math.prod(self.dims) * _BYTES[self.elem]
+
+
+@dataclass
+class View:
+    line: int
+    alloc: str                 # tlx.alloc
+    name: str
+    backing: str               # SSA name of the backing allocation
+    view_text: str             # the tlx.view string as written
+    layout: Layout
+    dim0: int                  # slots of the view's type
+    tree_text: str | None      # tlx.overlap as written (escaped)
+
+
+@dataclass
+class Site:
+    line: int
+    view: str                  # alloc id
+    index: str                 # the index operand
+    expr: tuple                # ("leaf", tok) | ("leafconst", v, tok) | ("const", v) | (op, a, b)
+
+    @property
+    def leaf(self):
+        """The user's index under the rewrite (a runtime value or an untagged constant), or None (folded)."""
+        found = _leaves(self.expr)
+        return found[0][-1] if found else None
+
+
+def _leaves(e):
+    if e[0] in ("leaf", "leafconst"):
+        return [e]
+    if e[0] == "const":
+        return []
+    return _leaves(e[1]) + _leaves(e[2])
+
+
+def evaluate(e, i: int) -> int:
+    """The index the IR computes when the user's index is i."""
+    if e[0] == "leaf":
+        return i
+    if e[0] in ("const", "leafconst"):
+        return e[1]
+    return OPS[e[0]](evaluate(e[1], i), evaluate(e[2], i))
+
+
+class Lowered:
+    """Backings, TLX views and their uses (`ttg.memdesc_index`, through warp_specialize captures and loop
+    arguments) of one lowered kernel, read line by line from Triton's ttgir."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.lines = text.splitlines()
+        self.backings, self.views, self._by_line = {}, {}, {}
+        for n, line in enumerate(self.lines):
+            m = re.match(rf"\s*({NAME}) = (ttg\.local_alloc|ttng\.tmem_alloc) .*tlx\.backing", line)
+            if m:
+                dims, elem = _MEMDESC.search(line.split("->")[-1]).groups()
+                self.backings[m.group(1)] = Backing(n, m.group(1), "tmem" if "tmem" in m.group(2) else "smem",
+                                                    [int(d) for d in dims.rstrip("x").split("x")], elem)
+            m = re.match(rf"\s*{NAME} = ttg\.memdesc_reinterpret ({NAME}) ", line)
+            if m and "tlx.view" in line:
+                view_text = _attr(line, "tlx.view")
+                dim0 = int(_MEMDESC.search(line.split(" -> ")[-1]).group(1).split("x")[0])
+                v = View(n, _attr(line, "tlx.alloc"), _attr(line, "tlx.name") or _attr(line, "tlx.alloc"),
+                         m.group(1), view_text, Layout.parse(view_text), dim0, _attr(line, "tlx.overlap"))
+                self.views[v.alloc] = self._by_line[n] = v
+        self.sites = []
+        for n, line in enumerate(self.lines):
+            m = _INDEX.search(line)
+            v = m and self.view_of(m.group(1), n)
+            if v:
+                self.sites.append(Site(n, v.alloc, m.group(2), self.expr(m.group(2), n)))
+
+    # -- SSA names: the nearest definition above a line is the one in scope (MLIR's printer reuses a name
+    #    only once the previous one is out of scope)
+    def define(self, tok, before):
+        base = tok.split("#")[0]
+        esc = re.escape(base)
+        for n in range(before - 1, -1, -1):
+            line = self.lines[n]
+            s = line.lstrip()
+            if re.match(rf"{esc}(?::\d+)?\s*=\s", s):
+                return n, "result"
+            if base + ":" in line or base + " = " in line:
+                if re.match(r"partition\d+\(", s) and re.search(rf"{esc}:", line):
+                    return n, "partition"
+                if re.search(rf"iter_args\(.*{esc} = ", line):
+                    return n, "iter"
+                if re.search(rf"(?<![\w$.-]){esc}(?::| = )", line):
+                    return n, "arg"
+        return None
+
+    def view_of(self, tok, before, depth=0):
+        """The TLX view a descriptor value is (through warp_specialize captures and loop init values)."""
+        d = self.define(tok, before)
+        if d is None or depth > 8:
+            return None
+        n, kind = d
+        line = self.lines[n]
+        if kind == "result":
+            return self._by_line.get(n)
+        if kind == "partition":
+            pos = re.findall(rf"({NAME}):", line).index(tok.split("#")[0])
+            ws = max(k for k in range(n) if "ttg.warp_specialize(" in self.lines[k])
+            captured = re.findall(NAME, self.lines[ws].split("ttg.warp_specialize(", 1)[1].split(")", 1)[0])
+            return self.view_of(captured[pos], ws, depth + 1)
+        if kind == "iter":
+            init = re.search(rf"{re.escape(tok)} = ({NAME})", line).group(1)
+            return self.view_of(init, n, depth + 1)
+        return None
+
+    def expr(self, tok, before):
+        """The index expression: ops tagged `tlx.index_rewrite` down to the user's index (the leaf)."""
+        d = self.define(tok, before)
+        if d and d[1] == "result":
+            line = self.lines[d[0]]
+            const = _CONST.search(line) if "arith.constant" in line else None
+            if "tlx.index_rewrite" in line:
+                if const:
+                    return ("const", int(const.group(1)))
+                m = _BIN.search(line)
+                if not m or m.group(1) not in OPS:
+                    raise Unsupported(line.strip())
+                return (m.group(1), self.expr(m.group(2), d[0]), self.expr(m.group(3), d[0]))
+            if const:
+                return ("leafconst", int(const.group(1)), tok)
+        return ("leaf", tok)
+
+    # -- the specification side (used on the unmutated kernel)
+    def domain(self, site) -> list:
+        """Logical buffers a use can select: all for a runtime index, one for a constant."""
+        v, leaves = self.views[site.view], _leaves(site.expr)
+        if any(e[0] == "leaf" for e in leaves):
+            return list(range(v.layout.num))
+        if leaves:
+            return [leaves[0][1]]
+        slot = evaluate(site.expr, 0)
+        return [i for i in range(v.layout.num) if v.layout.slot_of(i) == slot]
+
+    def tree(self, backing):
+        texts = [v.tree_text for v in self.views.values() if v.backing == backing and v.tree_text]
+        return json.loads(texts[0].replace("\\22", '"')) if texts else None
+
+    def paths(self, backing) -> dict:
+        """alloc id -> [(child index, kind, group_size) of each group above it, root first]."""
+        out = {}
+
+        def walk(node, trail):
+            if isinstance(node, str):
+                out[node] = trail
+                return
+            for k, child in enumerate(node.get("children", [])):
+                walk(child, trail + [(k, node.get("kind", "shared"), node.get("group_size", 1))])
+        tree = self.tree(backing)
+        if tree is not None:
+            walk(tree, [])
+        return out
+
+    def must_be_disjoint(self, a, i, b, j, paths) -> bool:
+        """May buffer i of view a and buffer j of view b be live at once (so they must not overlap)?"""
+        if a == b:
+            return i != j
+        pa, pb = paths.get(a), paths.get(b)
+        ka = math.prod(g for _, _, g in pa) if pa else 1
+        kb = math.prod(g for _, _, g in pb) if pb else 1
+        if i // ka != j // kb:
+            return True
+        if pa is None or pb is None:
+            return False            # no tree: views in lock step share a stage
+        for (ca, kind, _), (cb, _, _) in zip(pa, pb):
+            if ca != cb:
+                return kind == "distinct"
+        return False
+
+
+def _attr(line, key):
+    m = re.search(rf'{re.escape(key)} = "((?:[^"\\]|\\.)*)"', line)
+    return m.group(1) if m else None
+
+
+# ---------------------------------------------------------------------------------------------- oracle
+
+def oracle(spec: Lowered, impl: Lowered) -> list:
+    """Why the mutated IR `impl` is unsafe for the kernel `spec` declares (empty: safe). See module doc."""
+    if len(spec.sites) != len(impl.sites):
+        raise Unsupported("the mutant changed the number of uses")
+    foot = {}
+    for s0, s1 in zip(spec.sites, impl.sites):
+        for i in spec.domain(s0):
+            foot.setdefault((s0.view, i), set()).add(evaluate(s1.expr, i))
+    problems = []
+    for (a, i), slots in sorted(foot.items()):
+        v, unit = impl.views[a], spec.views[a].layout.slot
+        size = impl.backings[v.backing].size
+        if len(slots) > 1:
+            problems.append(f"{v.name}[{i}] addressed at slots {sorted(slots)} by different uses")
+        for s in sorted(slots):
+            if not 0 <= s < v.dim0 or (s + 1) * unit > size:
+                problems.append(f"{v.name}[{i}] at slot {s}: outside the view's {v.dim0} slots or the {size}-unit "
+                                "allocation")
+    cells = sorted((a, i, s) for (a, i), slots in foot.items() for s in slots)
+    paths = {b: spec.paths(b) for b in spec.backings}
+    for x, (a, i, s) in enumerate(cells):
+        for b, j, t in cells[x + 1:]:
+            back = spec.views[a].backing
+            if (a, i) == (b, j) or spec.views[b].backing != back:
+                continue
+            if not spec.must_be_disjoint(a, i, b, j, paths[back]):
+                continue
+            ua, ub = spec.views[a].layout.slot, spec.views[b].layout.slot
+            if s * ua < (t + 1) * ub and t * ub < (s + 1) * ua:
+                problems.append(f"{spec.views[a].name}[{i}] [{s * ua}, {(s + 1) * ua}) overlaps "
+                                f"{spec.views[b].name}[{j}] [{t * ub}, {(t + 1) * ub})")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------- editing
+
+class Edit:
+    """Line replacements and insertions over a kernel's ttgir; `text()` applies them."""
+
+    def __init__(self, low: Lowered):
+        self.low, self.lines, self.before, self.n = low, {}, {}, 0
+
+    def line(self, n):
+        return self.lines.get(n, self.low.lines[n])
+
+    def set(self, n, text):
+        self.lines[n] = text
+
+    def text(self) -> str:
+        out = []
+        for n, line in enumerate(self.low.lines):
+            out += self.before.get(n, [])
+            out.append(self.lines.get(n, line))
+        return "\n".join(out) + "\n"
+
+    def rewrite(self, site: Site, layout: Layout, plus=0, logical=None):
+        """Replace the index of one use by `layout`'s rewrite of the user's index (+ plus), emitted as the
+        lowering does (arith ops tagged tlx.index_rewrite); a use without a user index (folded by the
+        lowering), or any use when `logical` is given, gets the constant slot of that buffer."""
+        indent = re.match(r"\s*", self.low.lines[site.line]).group(0)
+        out = []
+
+        def op(body):
+            self.n += 1
+            name = f"%mut{self.n}"
+            out.append(f"{indent}{name} = {body}")
+            return name
+
+        def const(v):
+            return op(f"arith.constant {TAG} {v} : i32")
+
+        def bin_(kind, a, b):
+            return op(f"arith.{kind} {a}, {b} {TAG} : i32")
+        x = site.leaf
+        if x is None or logical is not None:
+            # a folded constant: the lowering records the user's index beside the slot it computed
+            user = self.low.domain(site)[0]
+            slot = layout.slot_of(user if logical is None else logical)
+            t = op(f'arith.constant {{tlx.index_rewrite = "", tlx.logical_index = {user} : i64}} {slot} : i32')
+        else:
+            x = bin_("addi", x, const(plus)) if plus else x
+            t = bin_("addi", bin_("muli", bin_("divsi", x, const(layout.group)), const(layout.stride // layout.slot)),
+                     const(layout.offset // layout.slot))
+            rest = x
+            for k, u in reversed(list(zip(layout.radices, layout.strides))):
+                t = bin_("addi", t, bin_("muli", bin_("remsi", rest, const(k)), const(u // layout.slot)))
+                rest = bin_("divsi", rest, const(k))
+        self.before.setdefault(site.line, []).extend(out)
+        self.set(site.line, self.line(site.line).replace(f"[{site.index}]", f"[{t}]", 1))
+        return self
+
+
+def relayout(low: Lowered, changes: dict) -> Edit:
+    """Views moved consistently: the new tlx.view and every use rewritten for it (alloc id -> Layout)."""
+    e = Edit(low)
+    for a, lay in changes.items():
+        v = low.views[a]
+        e.set(v.line, e.line(v.line).replace(f'tlx.view = "{v.view_text}"', f'tlx.view = "{lay.text()}"', 1))
+        for s in low.sites:
+            if s.view == a:
+                e.rewrite(s, lay)
+    return e
+
+
+def _uses(low, site):
+    return f"{low.views[site.view].name} use at line {site.line + 1}"
+
+
+# ---------------------------------------------------------------------------------------------- operators
+
+def shift_offset(low):
+    """The lowering placed a view one slot higher (lower): it may run into a neighbour, another stage or
+    past the end of the allocation (or into free space: equivalent)."""
+    for v in low.views.values():
+        for d in (1, -1):
+            lay = replace(v.layout, offset=v.layout.offset + d * v.layout.slot)
+            yield f"{v.name} offset {v.layout.offset} -> {lay.offset}", relayout(low, {v.alloc: lay})
+
+
+def shrink_stride(low):
+    """The lowering computed a per-group stride one slot too small: stage g+1 of the view starts inside
+    stage g of the others (unused when the view has a single group: equivalent)."""
+    for v in low.views.values():
+        if v.layout.stride > v.layout.slot:
+            lay = replace(v.layout, stride=v.layout.stride - v.layout.slot)
+            yield f"{v.name} stride {v.layout.stride} -> {lay.stride}", relayout(low, {v.alloc: lay})
+
+
+def _groups(node, path=()):
+    if isinstance(node, dict):
+        yield path, node
+        for k, child in enumerate(node.get("children", [])):
+            yield from _groups(child, path + (k,))
+
+
+def _leaf_ids(node):
+    return [node] if isinstance(node, str) else [x for c in node.get("children", []) for x in _leaf_ids(c)]
+
+
+def swap_group_type(low):
+    """The lowering laid out a reuse group as the other kind while the tree says otherwise: a `distinct`
+    sibling placed at its first sibling's offset (they overlap while both live), or a `shared` sibling
+    placed after the previous one (the stride no longer covers a stage)."""
+    for back in low.backings:
+        tree, paths = low.tree(back), low.paths(back)
+        if tree is None:
+            continue
+
+        def span(node):
+            lo, hi = [], []
+            for a in _leaf_ids(node):
+                lay = low.views[a].layout
+                k = math.prod(g for _, _, g in paths[a])
+                slots = [lay.slot_of(i) for i in range(min(k, lay.num))]
+                lo.append(min(slots) * lay.slot)
+                hi.append((max(slots) + 1) * lay.slot)
+            return min(lo), max(hi)
+        for path, node in _groups(tree):
+            kids = node.get("children", [])
+            for k in range(1, len(kids)):
+                if node["kind"] == "distinct":
+                    delta = span(kids[0])[0] - span(kids[k])[0]
+                else:
+                    delta = span(kids[k - 1])[1] - span(kids[k])[0]
+                moved = _leaf_ids(kids[k])
+                if delta == 0 or any(delta % low.views[a].layout.slot for a in moved):
+                    continue
+                names = ",".join(low.views[a].name for a in moved)
+                yield (f"{node['kind']} group {node.get('src', '').rsplit('/', 1)[-1]}: {names} moved by {delta}",
+                       relayout(low, {a: replace(low.views[a].layout, offset=low.views[a].layout.offset + delta)
+                                      for a in moved}))
+
+
+def flip_tree_kind(low):
+    """The reuse tree in `tlx.overlap` says the other kind, the layout and code unchanged: equivalent by
+    construction (same memory accesses); a verifier may still reject the IR for contradicting itself."""
+    for back in low.backings:
+        tree = low.tree(back)
+        views = [v for v in low.views.values() if v.backing == back and v.tree_text]
+        if tree is None or _escape(tree) != views[0].tree_text:
+            continue
+        for path, node in _groups(tree):
+            flipped = json.loads(json.dumps(tree))
+            target = flipped
+            for k in path:
+                target = target["children"][k]
+            target["kind"] = "shared" if target["kind"] == "distinct" else "distinct"
+            e = Edit(low)
+            for v in views:
+                e.set(v.line, e.line(v.line).replace(v.tree_text, _escape(flipped), 1))
+            yield f"{node['kind']} group {node.get('src', '').rsplit('/', 1)[-1]} -> {target['kind']}", e
+
+
+def _escape(tree):
+    return json.dumps(tree, separators=(",", ":")).replace('"', "\\22")
+
+
+def shrink_allocation(low):
+    """The lowering sized the SMEM backing allocation one row (of bytes) short: the last slots of a view now
+    lie past its end (or nothing used them: equivalent). Not TMEM: Triton rejects a tmem_alloc whose shape
+    is not its encoding's power-of-two block, so that bug cannot reach the verifier."""
+    for b in low.backings.values():
+        if b.space == "tmem":
+            continue
+        dims = [b.dims[0] - 1] + b.dims[1:]
+        old, new = "x".join(map(str, b.dims)) + "x" + b.elem, "x".join(map(str, dims)) + "x" + b.elem
+        e = Edit(low)
+        e.set(b.line, e.line(b.line).replace(f"<{old},", f"<{new},", 1))
+        for v in low.views.values():
+            if v.backing == b.var:
+                e.set(v.line, e.line(v.line).replace(f"<{old},", f"<{new},", 1))
+        yield f"{b.var} {old} -> {new}", e
+
+
+def drop_mod(low):
+    """One use's rewrite lost its `% K` digit: every buffer of a group selects the group's first slot."""
+    for s in low.sites:
+        lay = low.views[s.view].layout
+        if lay.radices:
+            yield _uses(low, s), Edit(low).rewrite(s, replace(lay, radices=(), strides=()))
+
+
+def index_plus_one(low):
+    """One use's rewrite applied to `i + 1` (an off-by-one in the lowering): the last buffer selects a slot
+    past the view's, the others their neighbour's."""
+    for s in low.sites:
+        if s.leaf is not None:
+            yield _uses(low, s), Edit(low).rewrite(s, low.views[s.view].layout, plus=1)
+
+
+def scale_index(low):
+    """One use's rewrite with the stride constant one slot smaller (the scale of `i floordiv K`): that use
+    disagrees with the others on every group but the first."""
+    for s in low.sites:
+        lay = low.views[s.view].layout
+        if lay.stride > lay.slot:
+            yield _uses(low, s), Edit(low).rewrite(s, replace(lay, stride=lay.stride - lay.slot))
+
+
+def other_view_index(low):
+    """One use computes its index with the rewrite of the next view of the same allocation (the lowering
+    picked the wrong view's layout): equivalent only where the two rewrites agree."""
+    for s in low.sites:
+        v = low.views[s.view]
+        others = [w for w in low.views.values() if w.backing == v.backing and w.alloc != v.alloc]
+        if others:
+            w = next((w for w in others if w.line > v.line), others[0])
+            yield f"{_uses(low, s)} with {w.name}'s rewrite", Edit(low).rewrite(s, w.layout)
+
+
+def swap_constant(low):
+    """A constant index (the lowering folds `view.index(c)`) folded to the slot of the view's next buffer
+    c+1 mod num: the use now touches a buffer the program did not ask for."""
+    for s in low.sites:
+        lay = low.views[s.view].layout
+        if not any(e[0] == "leaf" for e in _leaves(s.expr)) and lay.num > 1:
+            c = low.domain(s)[0]
+            yield (f"{_uses(low, s)}: buffer {c} -> slot of buffer {(c + 1) % lay.num}",
+                   Edit(low).rewrite(s, lay, logical=(c + 1) % lay.num))
+
+
+OPERATORS = {
+    "shift_offset": shift_offset,
+    "shrink_stride": shrink_stride,
+    "swap_group_type": swap_group_type,
+    "flip_tree_kind": flip_tree_kind,
+    "shrink_allocation": shrink_allocation,
+    "drop_mod": drop_mod,
+    "index_plus_one": index_plus_one,
+    "scale_index": scale_index,
+    "other_view_index": other_view_index,
+    "swap_constant": swap_constant,
+}
+
+
+# ---------------------------------------------------------------------------------------------- harness
+
+@dataclass
+class Outcome:
+    op: str
+    target: str
+    verdict: str                  # caught | missed | equivalent | flagged | invalid
+    problems: list = field(default_factory=list)      # the oracle's
+    found: list = field(default_factory=list)         # the verifier's violations
+    unknowns: int = 0
+    text: str = ""
+
+
+def prove_text(text, path="mutant.ttgir"):
+    """The verifier's report on ttgir text (the path a Triton cache dump takes)."""
+    from tlx_alias.verify import prove_module
+    from tlx_alias.verify.source import load_triton
+    loaded = load_triton(text, path)
+    with loaded.context:
+        return prove_module(loaded.module, None, loaded.aliases, path)
+
+
+def mutants(ttgir: str, ops=None):
+    """(operator, target, mutated text) for every mutant of a kernel."""
+    low = Lowered(ttgir)
+    for name in ops or OPERATORS:
+        for target, edit in OPERATORS[name](low):
+            yield name, target, edit.text()
+
+
+def run(ttgir: str, ops=None) -> list:
+    """Outcome of every mutant of a kernel (see the module doc for the classification)."""
+    from tlx_alias.verify.source import InputError
+    spec = Lowered(ttgir)
+    out = []
+    for op, target, text in mutants(ttgir, ops):
+        try:
+            report = prove_text(text)
+        except InputError as exc:
+            out.append(Outcome(op, target, "invalid", [str(exc).splitlines()[0]], text=text))
+            continue
+        problems = oracle(spec, Lowered(text))
+        found = [f"{v.prop} {v.alloc}: {v.detail}" for v in report.violations]
+        if problems:
+            verdict = "caught" if found else "missed"
+        else:
+            verdict = "flagged" if found else "equivalent"
+        out.append(Outcome(op, target, verdict, problems, found, len(report.unknowns), text))
+    return out
+
+
+def _compile(name):
+    from tlx_alias.kernels import blackwell_attention, blackwell_gemm, demo, hopper_attention, hopper_gemm
+    from tlx_alias.kernels._common import BLACKWELL, compile_for
+    return {
+        "fa_tmem_demo": lambda: compile_for(demo.fa_tmem_demo_kernel, {"out_ptr": "*fp32"},
+                                            {"BM": 128, "BN": 128, "S": 2, "NUM": 2}, BLACKWELL),
+        "hopper_gemm": lambda: hopper_gemm.compile_gemm(),
+        "hopper_attention": lambda: hopper_attention.compile_attention(),
+        "blackwell_gemm": lambda: blackwell_gemm.compile_matmul(),
+        "blackwell_attention": lambda: blackwell_attention.compile_attention(),
+    }[name]()
+
+
+KERNELS = ("fa_tmem_demo", "hopper_gemm", "hopper_attention", "blackwell_gemm", "blackwell_attention")
+
+
+def lowered_ttgir(name: str) -> str:
+    """The kernel's lowered ttgir (compiled on the CPU through the plugin, for its own target)."""
+    return _compile(name).ttgir
+
+
+@dataclass
+class Row:
+    kernel: str
+    base_ok: bool
+    outcomes: list
+    seconds: float
+
+    def count(self, *verdicts):
+        return sum(o.verdict in verdicts for o in self.outcomes)
+
+    @property
+    def generated(self):
+        return len(self.outcomes)
+
+    @property
+    def equivalent(self):
+        return self.count("equivalent", "flagged")
+
+    @property
+    def caught(self):
+        return self.count("caught")
+
+    @property
+    def missed(self):
+        return self.count("missed")
+
+
+def measure(name: str, ops=None, ttgir: str | None = None) -> Row:
+    ttgir = ttgir if ttgir is not None else lowered_ttgir(name)
+    base = prove_text(ttgir, name + ".ttgir")
+    spec = Lowered(ttgir)
+    base_ok = not base.violations and not oracle(spec, spec)
+    t0 = time.perf_counter()
+    outcomes = run(ttgir, ops)
+    return Row(name, base_ok, outcomes, time.perf_counter() - t0)
+
+
+def table(rows) -> str:
+    head = (f"{'kernel':22} {'base':5} {'mutants':>7} {'equiv':>6} {'(flagged)':>9} {'should':>6} {'caught':>6} "
+            f"{'missed':>6} {'invalid':>7} {'time s':>7} {'ms/mut':>6}")
+    out = [head, "-" * len(head)]
+    for r in rows:
+        out.append(f"{r.kernel:22} {'ok' if r.base_ok else 'BAD':5} {r.generated:7} {r.equivalent:6} "
+                   f"{r.count('flagged'):9} {r.caught + r.missed:6} {r.caught:6} {r.missed:6} {r.count('invalid'):7} "
+                   f"{r.seconds:7.1f} {1e3 * r.seconds / max(1, r.generated):6.0f}")
+    return "\n".join(out)
+
+
+def by_operator(rows) -> str:
+    ops = list(dict.fromkeys(o.op for r in rows for o in r.outcomes))
+    head = f"{'operator':18} {'mutants':>7} {'equiv':>6} {'(flagged)':>9} {'caught':>6} {'missed':>6}"
+    out = [head, "-" * len(head)]
+    for op in ops:
+        oc = [o for r in rows for o in r.outcomes if o.op == op]
+        n = lambda *v: sum(o.verdict in v for o in oc)  # noqa: E731
+        out.append(f"{op:18} {len(oc):7} {n('equivalent', 'flagged'):6} {n('flagged'):9} {n('caught'):6} "
+                   f"{n('missed'):6}")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("kernels", nargs="*", metavar="KERNEL", help=f"default: all of {', '.join(KERNELS)}")
+    ap.add_argument("--ops", help=f"comma-separated subset of {', '.join(OPERATORS)}")
+    ap.add_argument("-v", "--verbose", action="store_true", help="also list the flagged equivalent mutants")
+    ap.add_argument("--dump", metavar="DIR", help="write each missed mutant's ttgir there")
+    args = ap.parse_args(argv)
+    ops = args.ops.split(",") if args.ops else None
+    for bad in [k for k in args.kernels if k not in KERNELS] + [o for o in ops or [] if o not in OPERATORS]:
+        ap.error(f"unknown kernel or operator {bad!r}")
+    rows = []
+    for name in args.kernels or KERNELS:
+        rows.append(measure(name, ops))
+        print(f"{name}: {rows[-1].generated} mutants in {rows[-1].seconds:.1f} s", file=sys.stderr)
+    print(table(rows))
+    print()
+    print(by_operator(rows))
+    shown = ("missed", "flagged") if args.verbose else ("missed",)
+    for r in rows:
+        for k, o in enumerate(r.outcomes):
+            if o.verdict not in shown:
+                continue
+            print(f"\n{o.verdict.upper()} {r.kernel} {o.op}: {o.target}")
+            for p in (o.problems if o.verdict == "missed" else o.found)[:3]:
+                print(f"    {p}")
+            if o.unknowns:
+                print(f"    (the verifier: {o.unknowns} checks it cannot prove, a warning only)")
+            if args.dump and o.verdict == "missed":
+                os.makedirs(args.dump, exist_ok=True)
+                path = os.path.join(args.dump, f"{r.kernel}.{o.op}.{k}.ttgir")
+                with open(path, "w") as f:
+                    f.write(o.text)
+                print(f"    -> {path}")
+    return 1 if any(r.missed or not r.base_ok for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
