@@ -16,7 +16,7 @@ from __future__ import annotations
 from tlx_alias import memdesc
 
 from . import reuse_tree as rt
-from ._ir import PassContext, fail, int_attr, memdesc_of, ops_named, set_int, set_ints, str_attr
+from ._ir import PassContext, fail, int_attr, memdesc_of, ops_named, set_int, set_ints, set_str, str_attr
 from .size_definition import leaf_for, tree_of, users
 
 NAME = "tlx-buffer-offset"
@@ -31,10 +31,11 @@ def run(module, ctx: PassContext):
             fail(spec, NAME, "spec has no computed size", "run tlx-size-definition first")
         unit = str_attr(spec, "unit")
         root = tree_of(spec, ctx)
-        if root is None:
+        if root is None:   # no tree: every allocation at offset 0 with its natural stride
             for op in allocs:
                 b = memdesc.buffer_size(memdesc_of(op.result), ctx.aliases)
                 _record(op, 0, b, (), ())
+                set_str(op, "tlx.no_reuse_tree", "")
             continue
         stride = int_attr(spec, "buffer_stride")
         placed = rt.place(root)

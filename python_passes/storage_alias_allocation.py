@@ -75,7 +75,8 @@ def _replace_with_view(alloc, backing, total, ctx):
     view_desc = desc.with_shape((slots,) + desc.shape[1:])
     view = ir.Operation.create("ttg.memdesc_reinterpret", results=[ir.Type.parse(view_desc.text())],
                                operands=[backing.result], loc=alloc.location, ip=ir.InsertionPoint(alloc))
-    for key in ("tlx.alloc", "tlx.src", "tlx.name", "tlx.spec", "tlx.overlap", "tlx.overlap_src"):  # for the verifier
+    for key in ("tlx.alloc", "tlx.src", "tlx.name", "tlx.spec", "tlx.overlap", "tlx.overlap_src",
+                "tlx.no_reuse_tree"):  # what the verifier reads
         if key in alloc.attributes:
             view.attributes[key] = alloc.attributes[key]
     k_total = 1

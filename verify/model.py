@@ -123,6 +123,7 @@ class View:
     exact: bool = True               # False: footprint over-approximated (each buffer = whole parent)
     tlx: TlxView | None = None
     alloc_id: str | None = None      # tlx.alloc
+    no_tree: bool = False            # tlx.no_reuse_tree: its spec had no set_buffer_overlap
     backing: bool = False            # the Contract-2 backing allocation itself (not a user view)
     whole_extent: int | None = None  # footprint when not exact
     sites: list = field(default_factory=list)
@@ -383,6 +384,7 @@ class ModelBuilder:
             except (KeyError, ValueError):
                 self.notes.append(f"unreadable tlx.view {tv!r} at {view.src}")
         view.alloc_id = _attr_str(op, "tlx.alloc")
+        view.no_tree = "tlx.no_reuse_tree" in op.attributes
         alloc.views.append(view)
         self._views[key] = view
         return view

@@ -312,12 +312,12 @@ def _relation(kernel, alloc, a, b):
 
 def _stages(kernel, alloc, a, b, i, j):
     """(stage of a[i], stage of b[j], description) or (None, None, reason P3 does not apply)."""
-    if a.tlx and b.tlx:
+    if a.tlx and b.tlx and not (a.no_tree and b.no_tree):
         kind, _ = _relation(kernel, alloc, a, b)
-        if kind is not None:
-            return i / a.tlx.group, j / b.tlx.group, f"logical groups i floordiv K (reuse tree: {kind})"
-        # A spec without a reuse tree places every view at offset 0 with its natural stride (seed 000's
-        # "manual layout control"): its views relate like hand-aliased ones, in lock step.
+        how = f"reuse tree: {kind}" if kind else "reuse tree"
+        return i / a.tlx.group, j / b.tlx.group, f"logical groups i floordiv K ({how})"
+    # A spec without a reuse tree places every view at offset 0 with its natural stride (seed 000's
+    # "manual layout control"): its views relate like hand-aliased ones, in lock step.
     if not a.indexed and not a.tlx:
         return None, None, f"{a.name} is used whole (never indexed)"
     if not b.indexed and not b.tlx:

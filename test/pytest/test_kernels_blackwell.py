@@ -73,7 +73,8 @@ def tmem_backing(ttgir):
 def rewritten_constants(ttgir, name):
     """Values of the constant indices the lowering wrote for `.index()` calls whose result is named `name`."""
     return sorted({int(v) for v in re.findall(
-        rf'%{name}(?:_\d+)? = arith\.constant \{{tlx\.index_rewrite = ""\}} (\d+) : i32', ttgir)})
+        rf'%{name}(?:_\d+)? = arith\.constant \{{tlx\.index_rewrite = "", tlx\.logical_index = \d+ : i64\}} (\d+) : i32',
+        ttgir)})
 
 
 # ----------------------------------------------------------------------------------------------- attention
