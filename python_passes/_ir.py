@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tlx_alias import memdesc
+from tlx_alias.memdesc import parse_memdesc
 from tlx_alias._mlir import ir
 from tlx_alias.errors import TlxAliasError
 
@@ -92,8 +92,9 @@ def fail(op, where: str, problem: str, fix: str, src: str | None = None):
     raise TlxAliasError(where, problem, fix, src or src_of(op))
 
 
-def memdesc_of(value):
-    return memdesc.parse(str(value.type))
+def memdesc_of(value, aliases=None):
+    """The value's memdesc type, encodings resolved through `aliases` (None if not a memdesc)."""
+    return parse_memdesc(str(value.type), aliases)
 
 
 def type_of(text: str):

@@ -13,8 +13,6 @@ error that says how to reorder. Erases `tlx.set_buffer_overlap` and `tlx.reuse_g
 
 from __future__ import annotations
 
-from tlx_alias import memdesc
-
 from . import reuse_tree as rt
 from ._ir import PassContext, fail, int_attr, memdesc_of, ops_named, set_int, set_ints, set_str, str_attr
 from .size_definition import leaf_for, tree_of, users
@@ -33,7 +31,7 @@ def run(module, ctx: PassContext):
         root = tree_of(spec, ctx)
         if root is None:   # no tree: every allocation at offset 0 with its natural stride
             for op in allocs:
-                b = memdesc.buffer_size(memdesc_of(op.result), ctx.aliases)
+                b = memdesc_of(op.result, ctx.aliases).buffer_units
                 _record(op, 0, b, (), ())
                 set_str(op, "tlx.no_reuse_tree", "")
             continue

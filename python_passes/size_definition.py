@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from functools import cmp_to_key
 
-from tlx_alias import memdesc
+from tlx_alias.memdesc import TMEM
 
 from . import reuse_tree as rt
 from ._ir import PassContext, fail, int_attr, memdesc_of, ops_named, set_int, set_str, src_of, str_attr
@@ -43,18 +43,18 @@ def _program_order(a, b):
 
 def leaf_for(ctx: PassContext, spec_storage: str):
     def make(op):
-        desc = memdesc_of(op.result)
-        storage = "tmem" if desc.is_tmem else "smem"
+        desc = memdesc_of(op.result, ctx.aliases)
+        storage = "tmem" if desc.space == TMEM else "smem"
         if storage != spec_storage:
             fail(op, "local_alloc", f"{storage} allocation uses a {spec_storage} storage_alias_spec",
                  f"allocate it with storage=tlx.storage_kind.{spec_storage} or use a {storage} spec")
-        if desc.is_tmem and len(desc.shape) != 3:
+        if storage == "tmem" and len(desc.shape) != 3:
             fail(op, "local_alloc", f"TMEM buffers must be 2-D (got shape {list(desc.shape[1:])})",
                  "allocate TMEM as (rows, columns) with rows 64 or 128")
-        if desc.is_tmem and desc.shape[1] not in (64, 128):
+        if storage == "tmem" and desc.shape[1] not in (64, 128):
             fail(op, "local_alloc", f"TMEM buffers need 64 or 128 rows, got {desc.shape[1]}",
                  "use blockM = 64 or 128")
-        return rt.Leaf(op, memdesc.buffer_size(desc, ctx.aliases), desc.shape[0])
+        return rt.Leaf(op, desc.buffer_units, desc.shape[0])
     return make
 
 

@@ -14,7 +14,7 @@ with constant indices folded. The spec op is erased. Any other use of a multi-bu
 
 from __future__ import annotations
 
-from tlx_alias import memdesc
+from tlx_alias.memdesc import with_leading
 from tlx_alias._mlir import ir
 
 from ._ir import (PassContext, fail, int_attr, ints_attr, memdesc_of, ops_named, set_int, set_str, src_of,
@@ -65,15 +65,15 @@ def _materialize(spec, allocs, ctx):
 
 
 def _replace_with_view(alloc, backing, total, ctx):
-    desc = memdesc_of(alloc.result)
-    b = memdesc.buffer_size(desc, ctx.aliases)
+    desc = memdesc_of(alloc.result, ctx.aliases)
+    b = desc.buffer_units
     if not all(k in alloc.attributes for k in _VIEW_KEYS):
         fail(alloc, NAME, "allocation has no placement", "run tlx-buffer-offset first")
     offset, stride = int_attr(alloc, "buffer_offset"), int_attr(alloc, "buffer_stride")
     radices, strides = ints_attr(alloc, "group_sizes"), ints_attr(alloc, "group_strides")
     slots = total // b
-    view_desc = desc.with_shape((slots,) + desc.shape[1:])
-    view = ir.Operation.create("ttg.memdesc_reinterpret", results=[ir.Type.parse(view_desc.text())],
+    view_type = ir.Type.parse(with_leading(desc.text, slots))
+    view = ir.Operation.create("ttg.memdesc_reinterpret", results=[view_type],
                                operands=[backing.result], loc=alloc.location, ip=ir.InsertionPoint(alloc))
     for key in ("tlx.alloc", "tlx.src", "tlx.name", "tlx.spec", "tlx.overlap", "tlx.overlap_src",
                 "tlx.no_reuse_tree"):  # what the verifier reads

@@ -1,122 +1,184 @@
-"""Triton memory descriptor types (`!ttg.memdesc<...>`) as seen through the upstream bindings.
+"""Parse `!ttg.memdesc<...>` types (generic form, opaque to the upstream bindings) and size them.
 
-The upstream bindings do not know Triton's dialects, so a memdesc is an opaque type whose data is the
-text between the angle brackets, with `#alias` references left verbatim. This module parses that text
-into a `MemDesc` and prints it back; `aliases` (name -> definition, from the bridge or the input file)
-resolves encodings when a size rule needs them (TMEM column stride).
+One job: turn the text of a memory-descriptor type into shape, element width, encoding (aliases resolved),
+memory space, mutability and alloc shape, and say how many units one buffer of it occupies —
+bytes for shared memory (SMEM), 32-bit columns for tensor memory (TMEM, 128 lanes per column).
+
+    !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
+    !ttg.memdesc<64x64xf32, #shared, #smem, mutable, 2x64x64>
+    !ttg.memdesc<2x128x128xf32, #ttng.tensor_memory_encoding<blockM = 128, blockN = 128, colStride = 1>,
+                 #ttng.tensor_memory, mutable>
 """
-
 from __future__ import annotations
 
+import functools
+import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-_BITS = {"i1": 8, "i8": 8, "i16": 16, "i32": 32, "i64": 64, "f16": 16, "bf16": 16, "f32": 32, "f64": 64,
-         "f8E4M3FN": 8, "f8E5M2": 8, "f8E4M3FNUZ": 8, "f8E5M2FNUZ": 8, "f8E4M3B11FNUZ": 8, "f4E2M1FN": 4}
+SMEM, TMEM = "smem", "tmem"
+UNIT = {SMEM: "bytes", TMEM: "cols"}
 
-SMEM_SPACE = "#smem"
-TMEM_SPACE = "#ttng.tensor_memory"
+_BITS = {"bf16": 16, "f16": 16, "f32": 32, "f64": 64, "tf32": 32, "index": 64}
 
 
-def _split_top(text: str) -> list[str]:
-    """Split on commas that are not nested in <>, {}, [] or ()."""
-    parts, depth, cur = [], 0, []
+def element_bits(elem: str) -> int | None:
+    """Bit width of an MLIR element type name (`f32`, `bf16`, `i8`, `f8E4M3FN`, `f4E2M1FN`, ...)."""
+    if elem in _BITS:
+        return _BITS[elem]
+    m = re.fullmatch(r"[iuf](\d+)(E\d+M\d+\w*)?|si(\d+)|ui(\d+)", elem)
+    if m:
+        return int(next(g for g in (m.group(1), m.group(3), m.group(4)) if g))
+    if elem.startswith("!tt.ptr"):
+        return 64
+    return None
+
+
+def split_top(text: str, sep: str = ",") -> list[str]:
+    """Split at `sep` outside any <>, (), [], {} nesting or quotes."""
+    out, depth, cur, quoted = [], 0, [], False
     for ch in text:
-        if ch in "<{[(":
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in "<([{":
             depth += 1
-        elif ch in ">}])":
+        elif not quoted and ch in ">)]}":
             depth -= 1
-        if ch == "," and depth == 0:
-            parts.append("".join(cur).strip())
+        if ch == sep and depth == 0 and not quoted:
+            out.append("".join(cur).strip())
             cur = []
         else:
             cur.append(ch)
-    if cur:
-        parts.append("".join(cur).strip())
-    return parts
+    if cur and "".join(cur).strip():
+        out.append("".join(cur).strip())
+    return out
+
+
+def resolve(text: str, aliases: dict | None, depth: int = 0) -> str:
+    """Replace a leading `#alias` / `!alias` by its definition (recursively); other text unchanged."""
+    text = text.strip()
+    if aliases and depth < 8 and re.fullmatch(r"[#!][\w.$-]+", text):
+        for key in (text, text[1:]):
+            if key in aliases:
+                return resolve(str(aliases[key]), aliases, depth + 1)
+    return text
+
+
+def _params(encoding: str) -> dict:
+    """`#ttng.tensor_memory_encoding<blockM = 128, colStride = 1>` -> {'blockM': '128', 'colStride': '1'}."""
+    m = re.search(r"<(.*)>\s*$", encoding, re.S)
+    if not m:
+        return {}
+    body = m.group(1).strip()
+    if body.startswith("{") and body.endswith("}"):
+        body = body[1:-1]
+    out = {}
+    for part in split_top(body):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            out[k.strip()] = v.strip()
+    return out
 
 
 @dataclass(frozen=True)
 class MemDesc:
-    shape: tuple[int, ...]
-    element: str
-    encoding: str
-    space: str
-    mutable: bool = False
-    alloc_shape: tuple[int, ...] | None = None
+    shape: tuple
+    elem: str
+    bits: int
+    encoding: str          # resolved text of the layout attribute
+    space: str             # SMEM, TMEM, or the memory-space text when neither
+    mutable: bool
+    alloc_shape: tuple | None
+    text: str              # the type as written
+
+    @functools.cached_property
+    def tmem_params(self) -> dict:
+        return _params(self.encoding) if self.space == TMEM else {}
 
     @property
-    def bits(self) -> int:
-        if self.element not in _BITS:
-            raise ValueError(f"unsupported element type {self.element}")
-        return _BITS[self.element]
+    def resolved(self) -> bool:
+        """False when the encoding is an alias reference nobody defined (TMEM size then unknown)."""
+        return not re.fullmatch(r"#[\w.$-]+", self.encoding)
 
-    @property
-    def is_tmem(self) -> bool:
-        return "tensor_memory" in self.space
+    def units(self, shape=None) -> int:
+        """Bytes (SMEM) or 32-bit columns (TMEM) occupied by a tensor of `shape` (default: the whole type)."""
+        shape = tuple(self.shape if shape is None else shape)
+        if self.space != TMEM:
+            return math.prod(shape) * self.bits // 8 if shape else self.bits // 8
+        if "tensor_memory_scales_encoding" in self.encoding:
+            # Triton: scales are packed and replicated: ceil(m/32) * ceil(k/4) columns per 2-D tile
+            lead = math.prod(shape[:-2]) if len(shape) > 2 else 1
+            m, k = (shape[-2], shape[-1]) if len(shape) >= 2 else (1, shape[-1])
+            return lead * math.ceil(m / 32) * math.ceil(k / 4)
+        # Measured against Triton 3.6 (`metadata.tmem_size`): rows up to 128 share the columns (blockM 64
+        # or 128 alike); a 16-bit element packs 2 per column at colStride 1, fills one at colStride 2.
+        col_stride = int(self.tmem_params.get("colStride", 1))
+        if len(shape) == 1:
+            shape = (1,) + shape
+        lead = math.prod(shape[:-2])
+        m, n = shape[-2], shape[-1]
+        return lead * math.ceil(m / 128) * math.ceil(n * self.bits * col_stride / 32)
 
-    def with_shape(self, shape) -> "MemDesc":
-        return replace(self, shape=tuple(shape), alloc_shape=None)
+    @functools.cached_property
+    def size(self) -> int:
+        return self.units()
 
-    def text(self) -> str:
-        dims = "x".join(str(d) for d in self.shape)
-        parts = [f"{dims}x{self.element}", self.encoding, self.space]
-        if self.mutable:
-            parts.append("mutable")
-        if self.alloc_shape is not None:
-            parts.append("x".join(str(d) for d in self.alloc_shape))
-        return "!ttg.memdesc<" + ", ".join(parts) + ">"
+    @functools.cached_property
+    def buffer_units(self) -> int:
+        """Units of one buffer along dim 0 (what `memdesc_index` steps by)."""
+        return self.units(self.shape[1:]) if len(self.shape) > 1 else self.units((1,))
+
+    def cols_per_element(self) -> float:
+        """TMEM columns advanced per element along the last dimension (for `ttng.tmem_subslice`)."""
+        m = self.shape[-2] if len(self.shape) >= 2 else 1
+        return math.ceil(m / 128) * self.bits * int(self.tmem_params.get("colStride", 1)) / 32
+
+    def short(self) -> str:
+        return "x".join(map(str, self.shape)) + "x" + self.elem
 
 
-def parse(type_text: str) -> MemDesc | None:
-    """Parse `!ttg.memdesc<...>` text; None for any other type."""
-    m = re.fullmatch(r"\s*!ttg\.memdesc<(.*)>\s*", type_text, re.S)
+def parse_memdesc(type_text: str, aliases: dict | None = None) -> MemDesc | None:
+    """Parse a memdesc type (`!ttg.memdesc<...>` or the opaque data `memdesc<...>`); None if it is not one."""
+    text = str(type_text).strip()
+    m = re.fullmatch(r"!?(?:ttg\.)?memdesc<(.*)>", text, re.S)
     if not m:
         return None
-    parts = _split_top(m.group(1))
+    parts = split_top(m.group(1))
     dims = parts[0].split("x")
-    shape = tuple(int(d) for d in dims[:-1])
-    desc = dict(shape=shape, element=dims[-1], encoding=parts[1], space=parts[2])
-    for extra in parts[3:]:
-        if extra == "mutable":
-            desc["mutable"] = True
-        elif re.fullmatch(r"\d+(x\d+)*", extra):
-            desc["alloc_shape"] = tuple(int(d) for d in extra.split("x"))
-    return MemDesc(**desc)
+    shape = []
+    while dims and dims[0].isdigit():
+        shape.append(int(dims.pop(0)))
+    elem = "x".join(dims)
+    bits = element_bits(elem)
+    if bits is None:
+        return None
+    encoding = resolve(parts[1], aliases) if len(parts) > 1 else ""
+    space_text = resolve(parts[2], aliases) if len(parts) > 2 else ""
+    if "tensor_memory" in space_text or space_text in ("#tmem",):
+        space = TMEM
+    elif "shared_memory" in space_text or space_text in ("#smem",):
+        space = SMEM
+    else:
+        space = space_text
+    rest = parts[3:]
+    mutable = "mutable" in rest
+    alloc_shape = None
+    for r in rest:
+        if re.fullmatch(r"\d+(x\d+)*", r):
+            alloc_shape = tuple(int(d) for d in r.split("x"))
+    return MemDesc(tuple(shape), elem, bits, encoding, space, mutable, alloc_shape, text)
 
 
-def resolve(attr_text: str, aliases: dict[str, str]) -> str:
-    """Follow `#name` alias references to the attribute's definition text."""
-    seen = set()
-    while attr_text.startswith("#") and attr_text in aliases and attr_text not in seen:
-        seen.add(attr_text)
-        attr_text = aliases[attr_text]
-    return attr_text
+def parse_aliases(text: str) -> dict:
+    """Alias definitions (`#name = ...` / `!name = ...` at line start) of an MLIR file, `#loc` ones excluded."""
+    out = {}
+    for m in re.finditer(r"^([#!][\w.$-]+)\s*=\s*(.+?)\s*$", text, re.M):
+        name, body = m.group(1), m.group(2)
+        if not re.fullmatch(r"#loc\d*", name) and not body.startswith("loc("):
+            out[name] = body
+    return out
 
 
-def _int_param(text: str, name: str, default: int) -> int:
-    m = re.search(rf"\b{name}\s*=\s*(\d+)", text)
-    return int(m.group(1)) if m else default
-
-
-def buffer_size(desc: MemDesc, aliases: dict[str, str]) -> int:
-    """Size of ONE buffer (index along dim 0): bytes for SMEM, 32-bit columns for TMEM.
-
-    TMEM rule (measured on triton 3.6): columns = last dim * bitwidth / 32 * colStride, whatever
-    the row count (64 or 128 lanes); packed 16-bit data (colStride 1) puts two elements per column.
-    """
-    per = desc.shape[1:]
-    if desc.is_tmem:
-        enc = resolve(desc.encoding, aliases)
-        col_stride = _int_param(enc, "colStride", 1)
-        n = per[-1] if per else 1
-        cols = n * desc.bits * col_stride
-        return max(1, -(-cols // 32))
-    elems = 1
-    for d in per:
-        elems *= d
-    return elems * desc.bits // 8
-
-
-def tmem_rows(desc: MemDesc) -> int:
-    return desc.shape[-2] if len(desc.shape) >= 3 else 128
+def with_leading(type_text: str, n: int) -> str:
+    """The same memdesc type with dim 0 set to n (alias references and attributes kept as written)."""
+    return re.sub(r"^(\s*!?(?:ttg\.)?memdesc<)\d+", lambda m: f"{m.group(1)}{n}", str(type_text), count=1)

@@ -25,7 +25,7 @@ import z3
 from tlx_alias._mlir import ir
 
 from .encode import INT_OPS, Encoder, _attr_int, _attr_ints, _attr_str, _width, loc_info
-from .memdesc import SMEM, TMEM, MemDesc, parse_memdesc
+from tlx_alias.memdesc import SMEM, TMEM, MemDesc, parse_memdesc
 
 ALLOC_OPS = {"ttg.local_alloc": SMEM, "ttng.tmem_alloc": TMEM}
 

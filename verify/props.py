@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from .memdesc import SMEM, TMEM
+from tlx_alias.memdesc import SMEM, TMEM
 from .encode import RLIMIT_PROPERTY
 from .model import LOGICAL_X
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from tlx_alias._mlir import ir, new_context
 
-from .memdesc import parse_aliases
+from tlx_alias.memdesc import parse_aliases
 
 
 class InputError(Exception):

@@ -13,7 +13,7 @@ import json
 import math
 from dataclasses import dataclass, field, replace
 
-from .memdesc import MemDesc, parse_memdesc
+from tlx_alias.memdesc import MemDesc, parse_memdesc
 
 SMEM_VIEW_LAYOUT = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"
 

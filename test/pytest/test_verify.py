@@ -15,7 +15,7 @@ import pytest
 
 from tlx_alias.errors import TlxAliasError, TlxAliasWarning
 from tlx_alias.verify import enforce, prove_module, synth
-from tlx_alias.verify.memdesc import parse_aliases, parse_memdesc
+from tlx_alias.memdesc import parse_aliases, parse_memdesc
 from tlx_alias.verify.props import NA, PROVEN, UNKNOWN, VIOLATION
 from tlx_alias.verify.source import load_generic
 
