@@ -263,9 +263,15 @@ def _check(a, b, out):
 
 
 def make_launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, *, stages: int = 4, share: bool = True,
-                BM: int = 128, BN: int = 256, BK: int = 64, num_warps: int = 8, group_m: int = 8):
+                BM: int = 128, BN: int = 256, BK: int = 64, num_warps: int = 8, group_m: int = 8,
+                direct: bool = True):
     """Check the operands, build the TMA descriptors and the persistent grid once; return a zero-argument
-    callable that launches the kernel writing A @ B into c (what `matmul` and the benchmark call)."""
+    callable that launches the kernel writing A @ B into c (what `matmul` and the benchmark call).
+
+    `direct`: the first call goes through the JIT (compile or cache lookup); later calls launch that
+    compiled kernel directly, skipping the JIT's per-call argument binding and cache-key computation
+    (the arguments never change). Measured on an H100: 21-24 us of host time per call instead of 39-49 us
+    (torch.matmul: 20-27 us); the kernel's GPU time is the same."""
     _check(a, b, c)
     M, N = c.shape
     a_layout, b_layout, c_layout = _layouts(_TORCH_TO_GL[a.dtype], BM, BN, BK)
@@ -276,8 +282,17 @@ def make_launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, *, stages: in
     num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     grid = (min(num_sms, num_tiles), )
 
+    args = (a_desc, b_desc, c_desc, stages, group_m, share, num_warps)  # every kernel parameter, in order
+    runner = None
+
     def launch():
-        hopper_gemm_kernel[grid](a_desc, b_desc, c_desc, stages, group_m, share, num_warps=num_warps)
+        nonlocal runner
+        if runner is not None:
+            runner(*args)
+            return
+        compiled = hopper_gemm_kernel[grid](a_desc, b_desc, c_desc, stages, group_m, share, num_warps=num_warps)
+        if direct:
+            runner = compiled[(grid[0], 1, 1)]
 
     return launch
 
