@@ -149,13 +149,13 @@ def report_row(kernel: str, config: str, compiled: Compiled | None, error: Excep
     """One `cpu_report()` row. A config that does not compile gets smem_bytes=None and the error text."""
     if compiled is None:
         return {"kernel": kernel, "config": config, "target": f"sm_{target.arch}a", "smem_bytes": None,
-                "tmem_cols": None, "compile_s": None, "proof": f"compile error: {_first_line(error)}"}
+                "tmem_cols": None, "compile_s": None, "proof": f"compile error: {error_summary(error)}"}
     return {"kernel": kernel, "config": config, "target": compiled.target_name, "smem_bytes": compiled.smem_bytes,
             "tmem_cols": compiled.tmem_cols, "compile_s": round(compiled.compile_s, 3),
             "proof": proof_of(compiled) if proof else "skipped"}
 
 
-def _first_line(error) -> str:
+def error_summary(error) -> str:
     text = str(error) if error is not None else "unknown"
     # TlxAliasError reads "file:LINE: error: [pass] problem. Fix: ..." -- keep the problem
     if "] " in text:

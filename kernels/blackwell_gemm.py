@@ -64,8 +64,8 @@ from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLay
                                                                  tcgen05_commit, tcgen05_mma, tma)
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, TMEM_LIMIT, Compiled, compile_for, fit_error, proof_of,
-                                       tensordesc)
+from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, TMEM_LIMIT, Compiled, compile_for, error_summary, fit_error,
+                                       proof_of, tensordesc)
 
 __all__ = ["matmul", "matmul_kernel", "compile_matmul", "cpu_report", "epilogue_n", "smem_plan"]
 
@@ -323,9 +323,9 @@ def cpu_report(quick=False, proof=True, configs=None):
                 error = fit_error(k)
                 row["compile_s"] = round(k.compile_s, 2)
             except (TlxAliasError, RuntimeError, triton.CompilationError) as e:
-                error, row["compile_s"] = str(e).strip().splitlines()[-1][:300], None
+                error, row["compile_s"] = "compile error: " + error_summary(e), None
             if error:
-                row.update(smem_bytes=None, tmem_cols=None, proof=f"error: {error}")
+                row.update(smem_bytes=None, tmem_cols=None, proof=error)
             else:
                 row.update(smem_bytes=k.smem_bytes, tmem_cols=k.tmem_cols,
                            proof=proof_of(k) if proof else "skipped")

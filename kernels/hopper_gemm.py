@@ -119,24 +119,51 @@ def wgmma_layout(BLOCK_M, BLOCK_N, num_warps):
 # ----------------------------------------------------------------------------------------------- kernel
 
 @gluon.jit
-def _issue_load(a_desc, b_desc, a_ring, b_ring, ready, it, off_m, off_n, k, STAGES: gl.constexpr, pred):
-    """TMA-load the A and B tiles of k-offset `k` into stage it % STAGES; ready[stage] flips when both land."""
-    s = it % STAGES
-    mbarrier.expect(ready.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes, pred=pred)
-    tma.async_copy_global_to_shared(a_desc, [off_m, k], ready.index(s), a_ring.index(s), pred)
-    tma.async_copy_global_to_shared(b_desc, [k, off_n], ready.index(s), b_ring.index(s), pred)
+def _stage(it, STAGES: gl.constexpr):
+    """Ring slot of the it-th k-step. Slots are used in reverse (STAGES-1, ..., 1, 0, STAGES-1, ...) so that a
+    tile whose first k-step lands in slot STAGES-1 fills the slots c_smem does *not* cover first (c_smem
+    lies on the low slots of the B ring); see "Prefetching across the epilogue" in the module docstring."""
+    return STAGES - 1 - it % STAGES
+
+
+@gluon.jit
+def _tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M: gl.constexpr, BLOCK_M: gl.constexpr,
+                  BLOCK_N: gl.constexpr):
+    """(off_m, off_n) of output tile `tile_id`, tiles grouped GROUP_M at a time along M for L2 reuse."""
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = (tile_id // num_pid_in_group) * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    off_m = (first_pid_m + (tile_id % group_size_m)) * BLOCK_M
+    off_n = ((tile_id % num_pid_in_group) // group_size_m) * BLOCK_N
+    return off_m, off_n
+
+
+@gluon.jit
+def _issue_load(a_desc, b_desc, a_ring, b_ring, ready, it, off_m, off_n, k, STAGES: gl.constexpr, pred_a, pred_b):
+    """Start the TMA loads of k-offset `k` into slot _stage(it): A if pred_a, B if pred_b. The barrier always
+    expects both tiles' bytes (when pred_a), so a B load deferred to a later call completes the same phase."""
+    s = _stage(it, STAGES)
+    mbarrier.expect(ready.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes, pred=pred_a)
+    tma.async_copy_global_to_shared(a_desc, [off_m, k], ready.index(s), a_ring.index(s), pred_a)
+    tma.async_copy_global_to_shared(b_desc, [k, off_n], ready.index(s), b_ring.index(s), pred_b)
 
 
 @gluon.jit
 def hopper_gemm_kernel(a_desc, b_desc, c_desc,  #
                        STAGES: gl.constexpr, GROUP_M: gl.constexpr, SHARE_EPILOGUE: gl.constexpr,
-                       num_warps: gl.constexpr):
+                       PREFETCH: gl.constexpr, num_warps: gl.constexpr):
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
     gl.static_assert(STAGES >= 2, "the ring needs at least 2 stages (one loading while one is consumed)")
     gl.static_assert(b_desc.block_type.shape[0] == BLOCK_K, "B tiles are [BLOCK_K, BLOCK_N]")
+    # c_smem starts where the B ring starts; C_SLOTS = how many B slots it covers (0 without sharing).
+    C_BYTES: gl.constexpr = c_desc.block_type.nbytes
+    B_BYTES: gl.constexpr = b_desc.block_type.nbytes
+    gl.static_assert(not SHARE_EPILOGUE or C_BYTES <= STAGES * B_BYTES,
+                     "with SHARE_EPILOGUE the C tile must fit on the B ring (use more stages or a larger BLOCK_K)")
+    C_SLOTS: gl.constexpr = (C_BYTES + B_BYTES - 1) // B_BYTES if SHARE_EPILOGUE else 0
     M = c_desc.shape[0]
     N = c_desc.shape[1]
     K = a_desc.shape[1]
@@ -175,46 +202,61 @@ def hopper_gemm_kernel(a_desc, b_desc, c_desc,  #
     num_pid_m = gl.cdiv(M, BLOCK_M)
     num_pid_n = gl.cdiv(N, BLOCK_N)
     num_tiles = num_pid_m * num_pid_n
-    num_pid_in_group = GROUP_M * num_pid_n
     k_tiles = gl.cdiv(K, BLOCK_K)
-    it = 0  # k-steps consumed so far by this program: stage = it % STAGES, phase = (it // STAGES) & 1
-    for tile_id in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        group_id = tile_id // num_pid_in_group
-        first_pid_m = group_id * GROUP_M
-        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-        off_m = (first_pid_m + (tile_id % group_size_m)) * BLOCK_M
-        off_n = ((tile_id % num_pid_in_group) // group_size_m) * BLOCK_N
-
-        if SHARE_EPILOGUE:
-            # (4) The previous tile's TMA store reads c_smem, which lies on the ring: it must have
-            # finished reading before the first load below overwrites those bytes.
-            tma.store_wait(pendings=0)
-
-        # Prologue: k-steps 0..STAGES-2 of this tile (only those that exist).
+    it = 0  # k-steps consumed so far by this program: slot _stage(it), phase (it // STAGES) & 1
+    if PREFETCH:
+        # Prologue of this program's first tile; later tiles' prologues are issued by the previous epilogue.
+        off_m, off_n = _tile_offsets(gl.program_id(0), num_pid_m, num_pid_n, GROUP_M, BLOCK_M, BLOCK_N)
         for i in gl.static_range(STAGES - 1):
-            _issue_load(a_desc, b_desc, a_ring, b_ring, ready, it + i, off_m, off_n, i * BLOCK_K, STAGES,
+            _issue_load(a_desc, b_desc, a_ring, b_ring, ready, i, off_m, off_n, i * BLOCK_K, STAGES, i < k_tiles,
                         i < k_tiles)
+    for tile_id in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
+        off_m, off_n = _tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M, BLOCK_M, BLOCK_N)
+        if not PREFETCH:
+            if SHARE_EPILOGUE:
+                # (4) The previous tile's TMA store reads c_smem, which lies on the ring: it must have
+                # finished reading before the first load below overwrites those bytes.
+                tma.store_wait(pendings=0)
+            # Prologue: k-steps 0..STAGES-2 of this tile (only those that exist).
+            for i in gl.static_range(STAGES - 1):
+                _issue_load(a_desc, b_desc, a_ring, b_ring, ready, it + i, off_m, off_n, i * BLOCK_K, STAGES,
+                            i < k_tiles, i < k_tiles)
 
         for ki in range(k_tiles):
-            stage = it % STAGES
+            stage = _stage(it, STAGES)
             mbarrier.wait(ready.index(stage), (it // STAGES) & 1)
             acc = warpgroup_mma(a_ring.index(stage), b_ring.index(stage), acc, use_acc=ki > 0, is_async=True)
             # Keep one wgmma in flight: the one of k-step ki-1 is done, so its stage may be reloaded.
             acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc, ))
             nk = ki + STAGES - 1
             _issue_load(a_desc, b_desc, a_ring, b_ring, ready, it + STAGES - 1, off_m, off_n, nk * BLOCK_K, STAGES,
-                        nk < k_tiles)
+                        nk < k_tiles, nk < k_tiles)
             it += 1
 
         # ---- epilogue: (1) all loads of this tile were waited on; (2) retire the last wgmma ----
         acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
-        if SHARE_EPILOGUE:
-            gl.thread_barrier()  # (2) every warpgroup's wgmma is done before anyone overwrites the ring
-        else:
+        gl.thread_barrier()  # (2) every warpgroup's wgmma is done before anyone overwrites the ring
+        next_tile = tile_id + gl.num_programs(0)
+        if PREFETCH:
+            # (5) The next tile's prologue, started now so that its loads overlap this epilogue: every A
+            # tile and the B tiles outside c_smem; a B tile under c_smem waits until the store has read it.
+            noff_m, noff_n = _tile_offsets(next_tile, num_pid_m, num_pid_n, GROUP_M, BLOCK_M, BLOCK_N)
+            for i in gl.static_range(STAGES - 1):
+                pred = (next_tile < num_tiles) & (i < k_tiles)
+                _issue_load(a_desc, b_desc, a_ring, b_ring, ready, it + i, noff_m, noff_n, i * BLOCK_K, STAGES,
+                            pred, pred & (_stage(it + i, STAGES) >= C_SLOTS))
+        if not SHARE_EPILOGUE:
             tma.store_wait(pendings=0)  # the private c_smem is free once the previous store has read it
         c_smem.index(0).store(acc.to(dtype))  # (3)
         fence_async_shared()
         tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem.index(0))
+        if PREFETCH and SHARE_EPILOGUE:
+            # (4) The B tiles under c_smem: only once the TMA store has finished reading c_smem.
+            tma.store_wait(pendings=0)
+            for i in gl.static_range(STAGES - 1):
+                pred = (next_tile < num_tiles) & (i < k_tiles)
+                _issue_load(a_desc, b_desc, a_ring, b_ring, ready, it + i, noff_m, noff_n, i * BLOCK_K, STAGES,
+                            pred & False, pred & (_stage(it + i, STAGES) < C_SLOTS))
 
     tma.store_wait(pendings=0)
     for i in gl.static_range(STAGES):
@@ -264,7 +306,7 @@ def _check(a, b, out):
 
 def make_launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, *, stages: int = 4, share: bool = True,
                 BM: int = 128, BN: int = 256, BK: int = 64, num_warps: int = 8, group_m: int = 8,
-                direct: bool = True):
+                prefetch: bool = True, direct: bool = True):
     """Check the operands, build the TMA descriptors and the persistent grid once; return a zero-argument
     callable that launches the kernel writing A @ B into c (what `matmul` and the benchmark call).
 
@@ -282,7 +324,7 @@ def make_launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, *, stages: in
     num_sms = torch.cuda.get_device_properties(a.device).multi_processor_count
     grid = (min(num_sms, num_tiles), )
 
-    args = (a_desc, b_desc, c_desc, stages, group_m, share, num_warps)  # every kernel parameter, in order
+    args = (a_desc, b_desc, c_desc, stages, group_m, share, prefetch, num_warps)  # every kernel parameter, in order
     runner = None
 
     def launch():
@@ -290,7 +332,8 @@ def make_launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, *, stages: in
         if runner is not None:
             runner(*args)
             return
-        compiled = hopper_gemm_kernel[grid](a_desc, b_desc, c_desc, stages, group_m, share, num_warps=num_warps)
+        compiled = hopper_gemm_kernel[grid](a_desc, b_desc, c_desc, stages, group_m, share, prefetch,
+                                                 num_warps=num_warps)
         if direct:
             runner = compiled[(grid[0], 1, 1)]
 
@@ -303,7 +346,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, stages: int = 4, share: bool = T
 
     M, N, K need not be multiples of the tile; K and N must be multiples of 8 (16-byte TMA rows).
     `share=False` builds the variant whose epilogue tile does not alias the ring (fewer stages fit).
-    `config`: num_warps (8), group_m (8).
+    `config`: num_warps (8), group_m (8), prefetch (True: start the next tile's loads during the epilogue).
     """
     _check(a, b, out)
     c = out if out is not None else torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
@@ -312,12 +355,13 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, stages: int = 4, share: bool = T
 
 
 def compile_gemm(dtype=gl.bfloat16, stages=4, share=True, BM=128, BN=256, BK=64, num_warps=8, group_m=8,
-                 target=HOPPER):
+                 prefetch=True, target=HOPPER):
     """Compile hopper_gemm_kernel for `target` on this machine (no GPU). Returns `_common.Compiled`."""
     a_layout, b_layout, c_layout = _layouts(dtype, BM, BN, BK)
     signature = {"a_desc": tensordesc(dtype, [BM, BK], a_layout), "b_desc": tensordesc(dtype, [BK, BN], b_layout),
                  "c_desc": tensordesc(dtype, [BM, BN], c_layout)}
-    constexprs = {"STAGES": stages, "GROUP_M": group_m, "SHARE_EPILOGUE": share, "num_warps": num_warps}
+    constexprs = {"STAGES": stages, "GROUP_M": group_m, "SHARE_EPILOGUE": share, "PREFETCH": prefetch,
+                  "num_warps": num_warps}
     return compile_for(hopper_gemm_kernel, signature, constexprs, target=target, num_warps=num_warps)
 
 

@@ -5,7 +5,7 @@
     python -m tlx_alias.kernels.profile --sweep          # time the variants in SWEEP (correctness first)
     python -m tlx_alias.kernels.profile --ncu-all DIR    # run ncu over PROFILES, one text report each
     python -m tlx_alias.kernels.profile --overhead       # host launch cost vs kernel time, short GEMMs
-    python -m tlx_alias.kernels.profile --ab             # the same launches, interleaved rounds
+    python -m tlx_alias.kernels.profile --ab             # GEMM variants vs torch, interleaved rounds
 
 IMPL: for the GEMM cases `shared` (128x256x64, 4 stages, C on the ring; the default), `noshare` (the best
 unshared configuration, 128x256x64 3 stages), `bk128` (128x256x128, 2 stages, shared) or `torch`
@@ -273,10 +273,11 @@ def overhead(cases=("gemm_skinny", "gemm4096", "gemm2048"), rounds=2):
     return 0 if all(r[3] for r in rows) else 1
 
 
-def ab(cases=("gemm_skinny", "gemm4096", "gemm2048"), rounds=6):
-    """bench_ms of our kernel launched through the JIT on every call vs directly, and torch.matmul,
-    interleaved (the order reversed every other round) so that clock and power drift hit all three alike.
-    Prints the median, min and max over the rounds."""
+def ab(cases=("gemm_skinny", "gemm4096", "gemm2048", "gemm8192"), rounds=6):
+    """bench_ms of the GEMM variants interleaved (the order reversed every other round) so that clock and
+    power drift hit all alike: shared (4 stages) and no sharing (3 stages), each with and without the
+    prefetch of the next tile's loads across the epilogue, and torch.matmul. Prints median, min and max
+    TFLOP/s over the rounds."""
     import torch
     from tlx_alias.kernels import hopper_gemm as hg
     from tlx_alias.kernels._common import bench_ms, tflops
@@ -285,14 +286,25 @@ def ab(cases=("gemm_skinny", "gemm4096", "gemm2048"), rounds=6):
         a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
         c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-        fns = {"jit": hg.make_launch(a, b, c, direct=False), "direct": hg.make_launch(a, b, c),
-               "torch": lambda: torch.matmul(a, b, out=c)}
+        ref = a.float() @ b.float()
+        fns = {f"{impl}{'' if pf else '-noprefetch'}": hg.make_launch(a, b, c, prefetch=pf, **GEMM_IMPLS[impl])
+               for impl in ("shared", "noshare") for pf in (True, False)}
+        fns["torch"] = lambda: torch.matmul(a, b, out=c)
+        for name, fn in fns.items():
+            c.fill_(float("nan"))
+            fn()
+            torch.cuda.synchronize()
+            if not (torch.allclose(c.float(), ref, rtol=2e-2, atol=0.25) and not c.isnan().any().item()):
+                print(f"{case}: {name} MISMATCH", flush=True)
+                return 1
         res = {k: [] for k in fns}
         for r in range(rounds):
             for k in (list(fns) if r % 2 == 0 else list(fns)[::-1]):
                 res[k].append(tflops(2.0 * M * N * K, bench_ms(fns[k], reps=30)))
-        print(f"{case:<12} " + "  ".join(f"{k}: median {sorted(v)[len(v) // 2]:6.1f} (min {min(v):6.1f}, "
-                                          f"max {max(v):6.1f})" for k, v in res.items()), flush=True)
+        print(f"{case:<12} " + "  ".join(f"{k}: {sorted(v)[len(v) // 2]:6.1f} ({min(v):6.1f}-{max(v):6.1f})"
+                                          for k, v in res.items()), flush=True)
+        del a, b, c, ref
+        torch.cuda.empty_cache()
     return 0
 
 
@@ -342,7 +354,7 @@ def main(argv=None):
     p.add_argument("--sweep", action="store_true", help="time the SWEEP variants instead")
     p.add_argument("--ncu-all", metavar="DIR", help="profile every PROFILES entry under ncu into DIR")
     p.add_argument("--overhead", action="store_true", help="host launch cost vs kernel time of short GEMMs")
-    p.add_argument("--ab", action="store_true", help="JIT vs direct launch vs torch, interleaved rounds")
+    p.add_argument("--ab", action="store_true", help="GEMM variants (sharing, prefetch) vs torch, interleaved rounds")
     args = p.parse_args(argv)
     if args.sweep:
         return sweep()

@@ -54,12 +54,12 @@ def prove(upstream_module, target, aliases):
     return enforce(upstream_module, target, aliases)
 
 
-def check_capacity(metadata, target):
+def check_capacity(metadata, target, src=None):
     """After Triton placed every buffer: the whole kernel must fit the SM.
 
     Triton 3.6 checks neither limit at compile time (SMEM fails at launch; a TMEM plan over 512 columns
     compiles with no `tcgen05.alloc` at all, a silently wrong kernel). For kernels that use the API this
-    is a compile error naming the totals.
+    is a compile error naming the totals (and `src`, the kernel's definition line).
     """
     from tlx_alias.python_passes.size_definition import SMEM_LIMIT, SMEM_LIMIT_DEFAULT, TMEM_COLUMNS
     smem, tmem = metadata.get("shared", 0) or 0, metadata.get("tmem_size", 0) or 0
@@ -67,11 +67,11 @@ def check_capacity(metadata, target):
     if smem > limit:
         raise TlxAliasError("tlx-alias capacity", f"the kernel needs {smem} bytes of shared memory (aliased "
                             f"specs plus every other buffer and Triton's scratch), the target allows {limit}",
-                            "share more buffers through a storage_alias_spec, or use fewer stages / smaller tiles")
+                            "share more buffers through a storage_alias_spec, or use fewer stages / smaller tiles", src)
     if tmem > TMEM_COLUMNS:
         raise TlxAliasError("tlx-alias capacity", f"the kernel needs {tmem} tensor-memory columns, the SM has "
                             f"{TMEM_COLUMNS}", "share more TMEM buffers through a storage_alias_spec "
-                            "(e.g. P, alpha, l, m on QK as in seed 000)")
+                            "(e.g. P, alpha, l, m on QK as in seed 000)", src)
 
 
 def _result(result, module, aliases):
@@ -88,6 +88,15 @@ def _result(result, module, aliases):
 def has_tags(triton_module) -> bool:
     """Does any op carry a tlx tag? (A string search over the printout: ~0.1 ms for a small kernel.)"""
     return _TAG.search(triton_module.str_nodebug()) is not None
+
+
+def _kernel_src(module):
+    """"file:line" of the (first) kernel function's definition, for errors that concern the whole kernel."""
+    from tlx_alias.verify.encode import loc_info
+    for op in module.body.operations:
+        if op.operation.name == "tt.func":
+            return loc_info(op.location)[1] or None
+    return None
 
 
 def run_plugin(triton_module, target=None):
@@ -108,7 +117,7 @@ def run_plugin(triton_module, target=None):
     t3 = time.perf_counter()
     out = bridge.to_triton(module, aliases, triton_module.context)
     last_round_trip.clear()
-    last_round_trip.update(bridge.last_stats, lower_ms=(t2 - t1) * 1e3, proof_ms=(t3 - t2) * 1e3,
+    last_round_trip.update(bridge.last_stats, kernel_src=_kernel_src(module), lower_ms=(t2 - t1) * 1e3, proof_ms=(t3 - t2) * 1e3,
                            total_ms=(time.perf_counter() - t0) * 1e3)
     return out
 
@@ -130,6 +139,7 @@ def _make_hook(prev):
             module = stage(src, metadata)
             out = run_plugin(module, target)
             lowered["yes"] = out is not module
+            lowered["src"] = last_round_trip.get("kernel_src")
             return out
 
         ttgir_then_tlx_alias._tlx_alias = True
@@ -139,7 +149,7 @@ def _make_hook(prev):
             def llir_then_capacity(src, metadata):
                 out = llir(src, metadata)
                 if lowered.get("yes"):
-                    check_capacity(metadata, target)
+                    check_capacity(metadata, target, lowered.get("src"))
                 return out
             stages[_triton.CAPACITY_STAGE] = llir_then_capacity
 

@@ -240,6 +240,7 @@ class ReuseTree:
 @dataclass
 class Kernel:
     name: str
+    src: str                         # the kernel's definition line (or its name when locations are lost)
     allocs: list
     sites: list
     notes: list
@@ -281,7 +282,8 @@ class ModelBuilder:
                 if self.md(res) is not None:
                     self.refs(res)
         name = _attr_str(self.func, "sym_name") or "kernel"
-        return Kernel(name, self.allocs, self.sites, self.notes, self.trees, self.enc)
+        src = self.where(self.func)[1]
+        return Kernel(name, src or f"kernel {name}", self.allocs, self.sites, self.notes, self.trees, self.enc)
 
     def md(self, value) -> MemDesc | None:
         text = str(value.type)

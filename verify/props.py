@@ -544,7 +544,7 @@ def p6_capacity(kernel, capability: int | None) -> list:
             if total > cap:
                 out.append(Verdict("P6", "(all)", UNKNOWN, what,
                                    f"together they need {total} {unit} > {cap}; Triton's allocator may still fit "
-                                   "them if their lifetimes do not overlap", "", FIX["P6"],
+                                   "them if their lifetimes do not overlap", kernel.src, FIX["P6"],
                                    data={"size": total, "limit": cap}))
             else:
                 out.append(Verdict("P6", "(all)", PROVEN, what))

@@ -177,8 +177,10 @@ def test_attention_without_sharing_does_not_fit():
     # triton 3.6 alone would compile them with no tcgen05.alloc at all; the plugin (the kernel still uses a
     # spec for its SMEM) stops the compile once Triton has placed every buffer.
     for D, cols in ((64, 524), (128, 652)):
-        with pytest.raises(TlxAliasError, match=f"the kernel needs {cols} tensor-memory columns, the SM has 512"):
+        with pytest.raises(TlxAliasError, match=f"the kernel needs {cols} tensor-memory columns, the SM has 512") as e:
             attn(D, alias_tmem=False)
+        # a whole-kernel error points at the kernel's definition line
+        assert re.match(r".*blackwell_attention\.py:\d+: error: \[tlx-alias capacity\]", str(e.value))
     # SMEM: with Q/O shared, 5 K/V slots fit for D 128; with separate output tiles they do not.
     shared = attn(128, kv=5)
     assert bwa.fit_error(shared) is None and shared.smem_bytes <= bwa.SMEM_LIMIT
@@ -278,7 +280,7 @@ def test_gemm_report_and_wrapper_checks():
     rows = bwg.cpu_report(quick=True, proof=False)
     assert [r["kernel"] for r in rows] == ["blackwell_gemm", "blackwell_gemm (separate epilogue)"]
     assert rows[0]["smem_bytes"] <= bwg.SMEM_LIMIT and rows[0]["tmem_cols"] == 256
-    assert rows[1]["smem_bytes"] is None and rows[1]["proof"].startswith("error: does not fit")
+    assert rows[1]["smem_bytes"] is None and rows[1]["proof"].startswith("does not fit")
     a = torch.zeros(256, 128, dtype=torch.bfloat16)
     with pytest.raises(ValueError, match=r"a \[M, K\] and b \[K, N\]"):
         bwg.matmul(a, a)

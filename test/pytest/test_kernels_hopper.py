@@ -30,8 +30,8 @@ def private_cache(tmp_path_factory):
 
 
 @functools.lru_cache(maxsize=None)
-def gemm(dtype=gl.bfloat16, stages=4, share=True, BN=256):
-    return hg.compile_gemm(dtype, stages, share, 128, BN, 64)
+def gemm(dtype=gl.bfloat16, stages=4, share=True, BN=256, prefetch=True):
+    return hg.compile_gemm(dtype, stages, share, 128, BN, 64, prefetch=prefetch)
 
 
 @functools.lru_cache(maxsize=None)
@@ -138,18 +138,36 @@ def _barriers_after_wgmma(ptx):
     return loads, stores
 
 
+def _tma_ops(ttgir):
+    return re.findall(r"ttng\.(async_tma_store_wait|async_tma_copy_global_to_local|async_tma_copy_local_to_global)",
+                      ttgir)
+
+
 def test_gemm_barriers_guard_the_shared_ring():
     """The synchronization the docstring relies on (8 warps = 2 warpgroups).
 
     PTX: a CTA barrier between any wgmma and the next TMA load (a lagging warpgroup may still read the
     stage), and between the epilogue's wgmma wait and its stores into c_smem (which overlaps the ring).
-    ttgir (structured, so text order is program order inside the tile loop): store_wait(0) -> this tile's
-    TMA loads -> the epilogue's TMA store, so the store has read c_smem before the next tile loads."""
+    ttgir (structured, so text order is program order inside the tile loop): the epilogue's TMA store is
+    followed by store_wait(0) before any further TMA load (the B tiles under c_smem), and the kernel ends
+    with a store_wait."""
     loads, stores = _barriers_after_wgmma(gemm().ptx)
     assert loads >= 2 * 4 and stores > 0  # prologue (A and B of 3 stages) + main loop; the epilogue
 
-    ops = re.findall(r"ttng\.(async_tma_store_wait|async_tma_copy_global_to_local|async_tma_copy_local_to_global)",
-                     gemm().ttgir)
+    ops = _tma_ops(gemm().ttgir)
+    store_at = [i for i, op in enumerate(ops) if op == "async_tma_copy_local_to_global"]
+    assert len(store_at) == 1
+    after = ops[store_at[0] + 1:]
+    assert after[0] == "async_tma_store_wait"                       # (4) before the deferred B loads
+    assert "async_tma_copy_global_to_local" in after[1:]             # the deferred B loads ...
+    assert after[-1] == "async_tma_store_wait"                       # ... and the kernel's final wait
+    before = ops[:store_at[0]]
+    assert "async_tma_store_wait" not in before                      # nothing waits before the first store
+
+
+def test_gemm_without_prefetch_waits_before_every_tile():
+    """PREFETCH=False keeps the simpler schedule: store_wait(0) -> the tile's loads -> its TMA store."""
+    ops = _tma_ops(gemm(prefetch=False).ttgir)
     loads_at = [i for i, op in enumerate(ops) if op == "async_tma_copy_global_to_local"]
     store_at = [i for i, op in enumerate(ops) if op == "async_tma_copy_local_to_global"]
     waits_at = [i for i, op in enumerate(ops) if op == "async_tma_store_wait"]
@@ -234,7 +252,8 @@ def test_host_wrappers_reject_bad_arguments():
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("M,N,K", [(1000, 1000, 1000), (777, 1032, 520), (128, 256, 64), (300, 8, 4104)])
 @pytest.mark.parametrize("cfg", [dict(stages=4, share=True), dict(stages=4, share=True, BN=128),
-                                 dict(stages=4, share=False, BN=128)])
+                                 dict(stages=4, share=False, BN=128), dict(stages=3, share=True),
+                                 dict(stages=4, share=True, prefetch=False)])
 def test_matmul_matches_torch(M, N, K, dtype, cfg):
     torch.manual_seed(0)
     a = torch.randn(M, K, device="cuda", dtype=dtype)
@@ -247,7 +266,8 @@ def test_matmul_matches_torch(M, N, K, dtype, cfg):
 @GPU
 @pytest.mark.parametrize("M,N,K", [(4096, 4096, 64), (2500, 4104, 72), (4096, 2048, 1000)])
 @pytest.mark.parametrize("share", [True, False])
-def test_matmul_persistent_many_tiles_per_program(M, N, K, share):
+@pytest.mark.parametrize("prefetch", [True, False])
+def test_matmul_persistent_many_tiles_per_program(M, N, K, share, prefetch):
     """More tiles than SMs, short K: every program runs several epilogues back to back, so a TMA load of
     the next tile racing the previous tile's TMA store out of c_smem (which lies on the ring) would show.
     Repeated launches must agree bit for bit."""
@@ -255,6 +275,7 @@ def test_matmul_persistent_many_tiles_per_program(M, N, K, share):
     a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
     cfg = dict(stages=4, share=True) if share else dict(stages=4, share=False, BN=128)
+    cfg["prefetch"] = prefetch
     first = hg.matmul(a, b, **cfg)
     torch.testing.assert_close(first.float(), a.float() @ b.float(), rtol=2e-2, atol=0.25)
     c = torch.empty_like(first)
