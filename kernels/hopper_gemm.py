@@ -46,36 +46,46 @@ SHARE_EPILOGUE=False builds the same kernel with the tree  distinct(c_smem, shar
 
 Why sharing is safe (the barriers that make it so)
 --------------------------------------------------
-Per output tile, the ring is filled and drained completely: the prologue issues loads for k-steps
-0..STAGES-2 of *this* tile and the main loop issues k-step ki+STAGES-1 while consuming k-step ki, only
-for k-steps < k_tiles. No load of the next tile is issued before this tile's epilogue (we do not
-prefetch across the epilogue; see "Cost" below). Inside the k-loop, stage (ki-1) % STAGES is reloaded
-right after this warpgroup's `warpgroup_mma_wait(1)`, while the other warpgroup of an 8-warp CTA may still
-be reading it: Triton's membar analysis puts a CTA barrier (`bar.sync`) before every TMA load that
-overwrites memory a wgmma read (the same hazard and remedy as without aliasing; the tests check the PTX).
-When the epilogue runs:
+Per output tile, the ring is filled and drained completely: the tile's first STAGES-1 k-steps are loaded
+by a prologue, and the main loop issues k-step ki+STAGES-1 while consuming k-step ki, only for k-steps <
+k_tiles. Inside the k-loop, the slot of k-step ki-1 is reloaded right after this warpgroup's
+`warpgroup_mma_wait(1)`, while the other warpgroup of an 8-warp CTA may still be reading it: Triton's
+membar analysis puts a CTA barrier (`bar.sync`) before every TMA load that overwrites memory a wgmma read
+(the same hazard and remedy as without aliasing; the tests check the PTX). When the epilogue runs:
 
 1. every TMA load of this tile has completed: each was waited on (`mbarrier.wait(ready[s])`) before its
-   wgmma was issued, and there are no other loads;
+   wgmma was issued, and there are no other loads of this tile;
 2. no wgmma reads the ring: `warpgroup_mma_wait(0)` retires them (per warpgroup; the `thread_barrier`
-   after it makes both warpgroups of an 8-warp CTA done before either writes c_smem);
+   after it makes both warpgroups of an 8-warp CTA done before either writes the ring or c_smem);
 3. so c_smem may be written (`c_smem.store`), fenced for the async proxy (`fence_async_shared`) and stored
    with TMA;
-4. before the next tile's first load writes the ring, `tma.store_wait(0)` waits until the TMA store has
-   finished *reading* c_smem (issued at the top of every tile, and at the end of the kernel).
+4. no TMA load writes the bytes under c_smem until `tma.store_wait(0)` says the TMA store has finished
+   *reading* them (and the kernel ends with a store_wait).
 
-The stage and phase of k-step ki of the t-th tile come from the running count `it = t * k_tiles + ki`
-(stage it % STAGES, phase (it // STAGES) & 1), so each stage's barrier completes exactly once per use and
-the loads and waits can never drift apart, whatever k_tiles is.
+Prefetching across the epilogue (PREFETCH=True, the default)
+------------------------------------------------------------
+The next tile's prologue is issued right after (2), before this tile's C is written, so its loads overlap
+the epilogue -- except the B tiles that land under c_smem: those wait for (4) and are issued right after
+the store_wait. A slot's barrier expects the A and B bytes together, so a deferred B load simply completes
+the phase later. c_smem covers the low C_SLOTS = ceil(C bytes / B-slot bytes) slots of the B ring (2 of 4
+at 128x256x64); the A ring never lies under it. The ring is used in reverse slot order (k-step `it` uses
+slot STAGES-1 - it % STAGES) so that a tile starting on a full ring round (k_tiles a multiple of STAGES,
+as for K = 2048/4096/8192) loads its first k-steps into the slots c_smem does not cover, and only its
+last prologue step waits for the store. Which slots are deferred is decided at run time from `it`, so
+the kernel stays correct for any k_tiles. PREFETCH=False builds the simpler schedule: store_wait(0) at
+the top of every tile, then the whole prologue.
+
+The slot and phase of a k-step come from the running count `it = t * k_tiles + ki` of the program's
+t-th tile (slot STAGES-1 - it % STAGES, phase (it // STAGES) & 1), so each slot's barrier completes exactly
+once per use and the loads and waits can never drift apart, whatever k_tiles is.
 
 Cost of sharing: with a private C tile (SHARE_EPILOGUE=False) the TMA store of tile t may still be in
 flight while tile t+1's loads and MMAs run (its `store_wait` sits just before the next `c_smem.store`).
-Sharing serialises "store C" before "load the next tile's first stages", one load latency per tile.
-The alternative (let C alias only the stages the next tile's prologue will not touch) depends on the
-run-time ring position, which a static reuse tree cannot express; it would also need per-stage "empty"
-barriers. Measured on an H200 (bf16, median TFLOP/s): 4096^3 763 shared/4 stages vs 762 private/3 stages (torch.matmul 779);
-8192^3 724 vs 700 (716); 8192x8192x2048 661 vs 687 (718); 4096x4096x1024 552 vs 565 (637). The fourth stage
-pays for the serialised store at large K, not at small K, where Hopper's 3-stage plateau shows.
+Sharing makes the B tiles under c_smem wait for the store. Measured on an H100 (bf16 TFLOP/s, median of
+6 interleaved rounds, `python -m tlx_alias.kernels.profile --ab`): 8192x8192x2048 shared 643.5 with the
+prefetch vs 633.2 without, no sharing (3 stages) 657.1 vs 636.7; at 4096^3, 8192^3 and 512x8192x8192 the
+prefetch changes nothing measurable (within 1%). The fourth stage that sharing buys pays for itself at
+large K, not at small K.
 
 Main takeaways: the reuse tree documents the overlap in one place, the lowering computes the offsets and
 the single 192 KiB allocation, and the SMEM budget is checked at compile time for both variants.

@@ -57,14 +57,25 @@ def capability_of(target, module=None) -> int | None:
     return int(m.group(1)) if m else None
 
 
-_z3 = {"ctx": None, "lock": threading.Lock()}
+_z3 = {"spare": None, "maker": None, "lock": threading.Lock()}
+
+
+def _make_spare():
+    _z3["spare"] = z3.Context()
 
 
 def _z3_context():
-    """One Z3 context per process: creating one costs ~10 ms, more than a whole proof of a small kernel."""
-    if _z3["ctx"] is None:
-        _z3["ctx"] = z3.Context()
-    return _z3["ctx"]
+    """A new Z3 context for every proof. A solver's work depends on its context's history (term ids
+    order its heuristics): with one context per process the same kernel's proof cost 0.1 to 3 s depending
+    on what had been proven before, and could end "cannot prove" at the resource limit. A context costs
+    ~10 ms to create, so the next one is made in a background thread after each proof (ctypes releases
+    the GIL; the thread is not a daemon, so the interpreter never exits in the middle of it)."""
+    if _z3["maker"] is not None:
+        _z3["maker"].join()
+    ctx, _z3["spare"] = _z3["spare"], None
+    _z3["maker"] = threading.Thread(target=_make_spare, name="tlx-verify-z3-context")
+    _z3["maker"].start()
+    return ctx or z3.Context()
 
 
 def prove_module(upstream_module, target=None, aliases=None, path: str | None = None) -> Report:
@@ -82,7 +93,7 @@ def _prove(upstream_module, target, aliases, path) -> Report:
     t0 = time.perf_counter()
     cap = capability_of(target, upstream_module)
     kernels = _model.build(upstream_module, aliases, path, _z3_context())
-    verdicts, maps, notes, calls = [], [], [], 0
+    verdicts, maps, notes, calls, units = [], [], [], 0, 0
     for k in kernels:
         q = _props.Query(k.enc)
         items = []
@@ -96,8 +107,9 @@ def _prove(upstream_module, target, aliases, path) -> Report:
         maps += alloc_maps(k)
         notes += [f"{k.name}: {n}" for n in dict.fromkeys(k.notes)]
         calls += q.calls
+        units += q.spent
     return Report(f"sm_{cap}" if cap else "unknown target", cap, [k.name for k in kernels], verdicts, maps, notes,
-                  (time.perf_counter() - t0) * 1e3, calls, path or "")
+                  (time.perf_counter() - t0) * 1e3, calls, path or "", units)
 
 
 def mode_from_env() -> str:

@@ -20,6 +20,7 @@ import z3
 
 RLIMIT_INVARIANT = 2_000_000     # per check; a loop-invariant candidate that needs more is simply not used
 RLIMIT_PROPERTY = 20_000_000     # per check; more than this is reported "cannot prove"
+RLIMIT_KERNEL = 60_000_000       # all property checks of one kernel together (~15 s on a 2-core CI machine)
 
 from tlx_alias._mlir import ir
 
@@ -45,6 +46,15 @@ def loc_info(loc, path: str | None = None):
                 fname = path
             src = f"{fname}:{cur.start_line}"
     return name, src
+
+
+def _any_false(goals, ctx):
+    """Or(Not(g) for g in goals) through the C API (the Python wrappers' per-argument coercion is the main
+    cost of invariant inference on large kernels)."""
+    nots = [z3.BoolRef(z3.Z3_mk_not(ctx.ref(), (g if z3.is_expr(g) else z3.BoolVal(bool(g), ctx)).as_ast()), ctx)
+            for g in goals]  # wrapped: a BoolRef holds a reference, so Z3 keeps the term alive
+    args = (z3.Ast * len(nots))(*[n.as_ast() for n in nots])
+    return z3.BoolRef(z3.Z3_mk_or(ctx.ref(), len(nots), args), ctx)
 
 
 def _attr_str(op, name):
@@ -462,14 +472,14 @@ class Encoder:
     def _prune(self, cands, hyp, goal):
         """The candidates whose goal holds under facts + hyp: one solver call per counterexample found."""
         live = list(cands)
+        goals = {id(c): goal(c) for c in live}   # built once: building Z3 terms costs more than checking
         s = self._solver()
         s.push()
         s.add(hyp)
         try:
             while live:
-                goals = [goal(c) for c in live]
                 s.push()
-                s.add(z3.Or([z3.Not(g) for g in goals]))
+                s.add(_any_false([goals[id(c)] for c in live], self.ctx))
                 r = s.check()
                 m = s.model() if r == z3.sat else None
                 s.pop()
@@ -477,7 +487,7 @@ class Encoder:
                     return live
                 if m is None:       # the solver gave up: keep nothing rather than guess
                     return []
-                live = [c for c, g in zip(live, goals) if z3.is_true(m.eval(g, model_completion=True))]
+                live = [c for c in live if z3.is_true(m.eval(goals[id(c)], model_completion=True))]
             return live
         finally:
             s.pop()

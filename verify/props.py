@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import z3
 
 from tlx_alias.memdesc import SMEM, TMEM
-from .encode import RLIMIT_PROPERTY
+from .encode import RLIMIT_KERNEL, RLIMIT_PROPERTY
 from .model import LOGICAL_X
 
 PROVEN, VIOLATION, UNKNOWN, NA = "proven", "violation", "cannot prove", "n/a"
@@ -75,10 +75,12 @@ class Verdict:
 class Query:
     """One solver per kernel: facts at the base level, each check between push and pop."""
 
-    def __init__(self, enc, rlimit=None):
+    def __init__(self, enc, rlimit=None, budget=None):
         self.enc = enc
         self.s = enc._solver()  # the solver the loop invariants were found with: facts already asserted
-        self.s.set("rlimit", rlimit or RLIMIT_PROPERTY)  # deterministic, unlike a timeout
+        self.rlimit = rlimit or RLIMIT_PROPERTY  # resource units, deterministic (unlike a timeout)
+        self.budget = budget or RLIMIT_KERNEL    # all checks of the kernel: a proof never hangs a compile
+        self.spent = 0
         self.calls = 0
         # buffer indices of the layout checks; dotted names never clash with kernel names (Python identifiers)
         self.i, self.j = z3.Int("buffer.i", enc.ctx), z3.Int("buffer.j", enc.ctx)
@@ -118,11 +120,17 @@ class Query:
     def find(self, *constraints):
         """('sat', model) | ('unsat', None) | ('unknown', SMT-LIB text of the query)."""
         self.enc._solver()  # assert facts added since (encoding a counterexample's terms may add some)
+        left = self.budget - self.spent
+        if left <= 0:
+            return "unknown", f"; the proof budget of this kernel ({self.budget} Z3 resource units) is used up"
         self.calls += 1
+        self.s.set("rlimit", min(self.rlimit, left))
+        before = self._count()
         self.s.push()
         try:
             self.s.add(list(constraints))
             r = self.s.check()
+            self.spent += self._count() - before
             if r == z3.sat:
                 return "sat", self.s.model()
             if r == z3.unsat:
@@ -132,6 +140,13 @@ class Query:
             return "unknown", f"; z3 error: {exc}\n" + self.s.sexpr()
         finally:
             self.s.pop()
+
+    def _count(self) -> int:
+        """Z3's resource counter (cumulative over the context)."""
+        try:
+            return self.s.statistics().get_key_value("rlimit count")
+        except z3.Z3Exception:  # no check has run in this context yet
+            return 0
 
 
 @dataclass
@@ -188,6 +203,8 @@ def _one(prop, alloc, c, q):
     if res == "unsat":
         return Verdict(prop, alloc.name, PROVEN, c.what)
     if res == "unknown":
+        if "proof budget" in m.splitlines()[0]:
+            return Verdict(prop, alloc.name, UNKNOWN, c.what, m.splitlines()[0].lstrip("; "), c.src)
         return Verdict(prop, alloc.name, UNKNOWN, c.what, "the solver gave no answer (query below)", c.src, query=m)
     return c.explain(m)
 

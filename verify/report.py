@@ -43,6 +43,7 @@ class Report:
     ms: float = 0.0
     solver_calls: int = 0
     path: str = ""
+    resource_units: int = 0          # Z3's deterministic work count, summed over the kernels' checks
 
     # -- verdicts
     @property

@@ -7,7 +7,6 @@ output for a TLX layout, then mutated), and small hand-aliased modules written h
 import glob
 import json
 import os
-import statistics
 import subprocess
 import sys
 
@@ -103,6 +102,31 @@ def test_seed000_layout_is_proven_and_matches_the_seed():
     assert sum(v.prop == "P4" for v in r.verdicts) == 6
     m = r.memory_map()
     assert "[0]=0..32 [1]=32..64 [2]=128..160 [3]=160..192" in m  # P's sub-tiles of one group are contiguous
+
+
+def test_a_proof_does_not_depend_on_what_was_proven_before():
+    """Each proof gets a fresh Z3 context: the solver's work (its deterministic resource count) for a kernel is
+    the same whatever ran before it. (With one context per process it varied 30-fold on a random tree.)"""
+    seed = synth.module_text(synth.seed000_fa())
+    first = prove(seed)
+    prove(synth.module_text(synth.seed000_fa(num=3, slices=4)))
+    again = prove(seed)
+    assert first.resource_units > 0 and again.resource_units == first.resource_units
+    assert [v.as_dict() for v in again.verdicts] == [v.as_dict() for v in first.verdicts]
+
+
+def test_the_proof_of_a_kernel_has_a_budget(monkeypatch):
+    """A kernel whose checks would take the solver too long ends "cannot prove" (a warning; an error under
+    strict) with the reason, instead of stalling the compile."""
+    import tlx_alias.verify.props as props
+    monkeypatch.setattr(props, "RLIMIT_KERNEL", 1)
+    r = prove(synth.module_text(synth.seed000_fa()))
+    assert r.ok and r.unknowns and r.resource_units <= props.RLIMIT_PROPERTY
+    assert all("proof budget of this kernel" in v.detail for v in r.unknowns[1:])
+    with pytest.raises(TlxAliasError, match="cannot prove|proof budget"):
+        loaded = load_generic(synth.module_text(synth.seed000_fa()), "t.mlir")
+        with loaded.context:
+            enforce(loaded.module, None, loaded.aliases, mode="strict")
 
 
 def test_p1_lost_group_size_reports_view_index_and_range():
@@ -372,27 +396,6 @@ def test_enforce_modes(monkeypatch):
         monkeypatch.setenv("TLX_ALIAS_PROOF", "strict")
         with pytest.raises(TlxAliasError, match="P5"):
             enforce(loaded.module, "cuda:100", loaded.aliases)
-
-
-def _cpu_ms(loaded, runs=5):
-    """Median CPU time of a proof in steady state (the process's Z3 context exists): robust to a busy host."""
-    import time
-    with loaded.context:
-        prove_module(loaded.module, None, loaded.aliases)
-        times = []
-        for _ in range(runs):
-            t = time.process_time()
-            prove_module(loaded.module, None, loaded.aliases)
-            times.append((time.process_time() - t) * 1e3)
-    return statistics.median(times)
-
-
-def test_proof_time_per_kernel_is_under_50_ms():
-    from tlx_alias.verify.source import load
-    times = {"seed000": _cpu_ms(_module(synth.module_text(synth.seed000_fa())))}
-    for path in sorted(glob.glob(os.path.join(LIT, "Inputs", "*.ttgir"))):
-        times[os.path.basename(path)] = _cpu_ms(load(path))
-    assert max(times.values()) <= 50, times
 
 
 # ---------------------------------------------------------------------------------------------- CLI
