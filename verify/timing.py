@@ -31,7 +31,9 @@ def _lowered_kernels():
     from tlx_alias.kernels import blackwell_attention, blackwell_gemm, hopper_attention, hopper_gemm
     from tlx_alias.plugin import hook
     seen = []
-    orig = hook.prove
+    orig, cache = hook.prove, os.environ.get("TRITON_CACHE_DIR")
+    # a private Triton cache, so that every kernel is compiled (and its lowered IR seen) in this run
+    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="tlx-alias-timing-")
     hook.prove = lambda module, target, aliases: (seen.append((module, target, aliases)), orig(module, target,
                                                                                                 aliases))[1]
     try:
@@ -45,16 +47,20 @@ def _lowered_kernels():
                 yield name, seen[-1]
     finally:
         hook.prove = orig
+        if cache is None:
+            os.environ.pop("TRITON_CACHE_DIR", None)
+        else:
+            os.environ["TRITON_CACHE_DIR"] = cache
 
 
-def measure(runs: int = 7) -> list:
+def measure(runs: int = 7, kernels: bool = True) -> list:
     cases = [("seed 000 FA TMEM layout", load_generic(synth.module_text(synth.seed000_fa()), "seed000.mlir"))]
     cases += list(_hand_kernels())
     rows = []
     for name, loaded in cases:
         with loaded.context:
             rows.append(_time(name, lambda: prove_module(loaded.module, None, loaded.aliases), runs))
-    for name, (module, target, aliases) in _lowered_kernels():
+    for name, (module, target, aliases) in _lowered_kernels() if kernels else ():
         rows.append(_time(name, lambda: prove_module(module, target, aliases), runs))
     return rows
 
@@ -73,10 +79,9 @@ def _time(name, prove, runs):
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m tlx_alias.verify.timing", description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=7)
+    p.add_argument("--no-kernels", action="store_true", help="skip compiling the kernels of tlx_alias.kernels")
     args = p.parse_args(argv)
-    # a private Triton cache, so that every kernel is compiled (and its lowered IR seen) in this run
-    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="tlx-alias-timing-")
-    rows = measure(args.runs)
+    rows = measure(args.runs, kernels=not args.no_kernels)
     print(f"{'module':<36} {'median ms':>10} {'max ms':>8} {'solver calls':>13} {'Z3 units (props)':>17}  verdict")
     for name, med, worst, calls, units, verdict in rows:
         print(f"{name:<36} {med:>10.1f} {worst:>8.1f} {calls:>13} {units:>17}  {verdict}")

@@ -398,6 +398,14 @@ def test_enforce_modes(monkeypatch):
             enforce(loaded.module, "cuda:100", loaded.aliases)
 
 
+def test_timing_table_runs_and_every_module_is_safe(capsys):
+    """The proof-time benchmark (`python -m tlx_alias.verify.timing`) prints one row per module."""
+    from tlx_alias.verify import timing
+    assert timing.main(["--runs", "1", "--no-kernels"]) == 0
+    rows = [ln for ln in capsys.readouterr().out.splitlines() if ln.endswith("SAFE")]
+    assert len(rows) == 1 + len(glob.glob(os.path.join(LIT, "Inputs", "*.ttgir")))
+
+
 # ---------------------------------------------------------------------------------------------- CLI
 
 def cli(*args):
