@@ -409,12 +409,11 @@ class Encoder:
         for c in carried:
             consts |= self._constants_under(c[3], body)
         cands = []
+        bounds = sorted({b for c in consts if c > 0 for b in (c, c + 1)})  # t < c and t <= c (= t < c + 1)
         for x, r, init, y, _ in ints:
             cands.append((x, r, init, y, lambda t: t >= 0))
-            for c in sorted(consts):
-                if c > 0:
-                    cands.append((x, r, init, y, lambda t, c=c: t < c))
-                    cands.append((x, r, init, y, lambda t, c=c: t <= c))
+            for b in bounds:
+                cands.append((x, r, init, y, lambda t, b=b: t < b))
         self.val(body.arguments[0])  # the induction variable and its bounds, before the step is checked
         # Houdini: keep the candidates one iteration preserves (assuming all kept ones), to a fixpoint. Done
         # twice: after dropping those false at entry (what holds from the start), and without that (what
