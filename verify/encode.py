@@ -405,14 +405,12 @@ class Encoder:
         ints = [c for c in carried if not c[4]]
         if not ints:
             return
-        consts = {0, 1}
-        for c in carried:
-            consts |= self._constants_under(c[3], body)
         cands = []
-        bounds = sorted({b for c in consts if c > 0 for b in (c, c + 1)})  # t < c and t <= c (= t < c + 1)
         for x, r, init, y, _ in ints:
+            # upper bounds from the constants of the value's own update (a ring counter's STAGES, a phase's 2)
+            consts = {1} | self._constants_under(y, body)
             cands.append((x, r, init, y, lambda t: t >= 0))
-            for b in bounds:
+            for b in sorted({b for c in consts if c > 0 for b in (c, c + 1)}):  # t < c, t <= c (= t < c + 1)
                 cands.append((x, r, init, y, lambda t, b=b: t < b))
         self.val(body.arguments[0])  # the induction variable and its bounds, before the step is checked
         # Houdini: keep the candidates one iteration preserves (assuming all kept ones), to a fixpoint. Done
