@@ -155,6 +155,26 @@ def report_row(kernel: str, config: str, compiled: Compiled | None, error: Excep
             "proof": proof_of(compiled) if proof else "skipped"}
 
 
+def blackwell_row(kernel: str, config: str, build, proof: bool = True) -> dict:
+    """One sm_100a `cpu_report()` row of `build()` (-> Compiled). A variant that does not compile or does not
+    fit records why instead of numbers."""
+    import triton
+
+    from tlx_alias.errors import TlxAliasError
+    row = {"kernel": kernel, "config": config, "target": "sm_100a"}
+    try:
+        k = build()
+        error = fit_error(k)
+        row["compile_s"] = round(k.compile_s, 2)
+    except (TlxAliasError, RuntimeError, triton.CompilationError) as e:
+        error, row["compile_s"] = "compile error: " + error_summary(e), None
+    if error:
+        row.update(smem_bytes=None, tmem_cols=None, proof=error)
+    else:
+        row.update(smem_bytes=k.smem_bytes, tmem_cols=k.tmem_cols, proof=proof_of(k) if proof else "skipped")
+    return row
+
+
 def error_summary(error) -> str:
     text = str(error) if error is not None else "unknown"
     # TlxAliasError reads "file:LINE: error: [pass] problem. Fix: ..." -- keep the problem

@@ -81,8 +81,8 @@ from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLay
                                                                  tcgen05_commit, tcgen05_mma, tma)
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, TMEM_LIMIT, Compiled, compile_for, error_summary, fit_error,
-                                       proof_of, tensordesc)
+from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, TMEM_LIMIT, Compiled, blackwell_row, compile_for,
+                                       fit_error, tensordesc)
 
 __all__ = ["attention", "attention_fwd_kernel", "cpu_report", "compile_attention", "upstream_design",
            "tmem_columns", "smem_bytes"]
@@ -497,24 +497,13 @@ def cpu_report(quick=False, proof=True, configs=None):
     `separate SMEM` (Q and the output tiles as plain allocations). A variant that does not fit records the
     error text instead of numbers. `proof`: the Z3 verifier's verdict on the lowered ttgir (`_common.proof_of`).
     """
-    from tlx_alias.errors import TlxAliasError
     configs = configs or (REPORT_CONFIGS[1:2] if quick else REPORT_CONFIGS)
     rows = []
     for c in configs:
         for variant, kw in [("", {}), (" (separate TMEM)", {"alias_tmem": False}),
                             (" (separate SMEM)", {"alias_smem": False})]:
-            row = {"kernel": "blackwell_attention" + variant, "config": config_name(c), "target": "sm_100a"}
-            try:
-                k = compile_attention(**c, **kw)
-                error = fit_error(k)
-                row["compile_s"] = round(k.compile_s, 2)
-            except (TlxAliasError, RuntimeError, triton.CompilationError) as e:
-                error, row["compile_s"] = "compile error: " + error_summary(e), None
-            if error:
-                row.update(smem_bytes=None, tmem_cols=None, proof=error)
-            else:
-                row.update(smem_bytes=k.smem_bytes, tmem_cols=k.tmem_cols,
-                           proof=proof_of(k) if proof else "skipped")
+            row = blackwell_row("blackwell_attention" + variant, config_name(c),
+                                lambda: compile_attention(**c, **kw), proof)
             rows.append(row)
     return rows
 

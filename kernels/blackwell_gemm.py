@@ -64,8 +64,8 @@ from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLay
                                                                  tcgen05_commit, tcgen05_mma, tma)
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, TMEM_LIMIT, Compiled, compile_for, error_summary, fit_error,
-                                       proof_of, tensordesc)
+from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, TMEM_LIMIT, Compiled, blackwell_row, compile_for,
+                                       fit_error, tensordesc)
 
 __all__ = ["matmul", "matmul_kernel", "compile_matmul", "cpu_report", "epilogue_n", "smem_plan"]
 
@@ -312,23 +312,12 @@ def cpu_report(quick=False, proof=True, configs=None):
     """Compile for sm_100a on the CPU with the epilogue in the ring (the tree) and beside it (separate
     allocations); one row per (config, variant). A variant that does not fit records the error text instead of
     numbers. `proof`: the Z3 verifier's verdict on the lowered ttgir (`_common.proof_of`)."""
-    from tlx_alias.errors import TlxAliasError
     configs = configs or (REPORT_CONFIGS[2:3] if quick else REPORT_CONFIGS)
     rows = []
     for c in configs:
         for variant, alias in [("", True), (" (separate epilogue)", False)]:
-            row = {"kernel": "blackwell_gemm" + variant, "config": config_name(c), "target": "sm_100a"}
-            try:
-                k = compile_matmul(**c, alias_epilogue=alias)
-                error = fit_error(k)
-                row["compile_s"] = round(k.compile_s, 2)
-            except (TlxAliasError, RuntimeError, triton.CompilationError) as e:
-                error, row["compile_s"] = "compile error: " + error_summary(e), None
-            if error:
-                row.update(smem_bytes=None, tmem_cols=None, proof=error)
-            else:
-                row.update(smem_bytes=k.smem_bytes, tmem_cols=k.tmem_cols,
-                           proof=proof_of(k) if proof else "skipped")
+            row = blackwell_row("blackwell_gemm" + variant, config_name(c),
+                                lambda: compile_matmul(**c, alias_epilogue=alias), proof)
             rows.append(row)
     return rows
 
