@@ -6,10 +6,9 @@ TlxAliasError; the callable records it and signals failure, and `run` raises it 
 
 from __future__ import annotations
 
-import warnings
 
 from tlx_alias._mlir import passmanager
-from tlx_alias.errors import TlxAliasError, TlxAliasWarning
+from tlx_alias.errors import TlxAliasError, warn_at
 
 from . import PIPELINE, get_all_passes
 from ._ir import PassContext
@@ -53,5 +52,5 @@ def lower(module, aliases=None, target=None):
     """The plugin's entry: full lowering; warnings go to Python's warnings machinery."""
     ctx = run(module, PIPELINE, aliases=aliases, target=target)
     for src, message in ctx.warnings:
-        warnings.warn(TlxAliasWarning(f"{src}: warning: {message}" if src else message), stacklevel=2)
+        warn_at(src, message)
     return ctx

@@ -93,15 +93,19 @@ def run(module, ctx: PassContext):
             op.result.replace_all_uses_with(new.result)
             by_id[str_attr(op, "tlx.alloc")] = new.result
             if "tlx.overlap" in op.attributes:
-                trees.setdefault(str_attr(op, "tlx.overlap"), str_attr(op, "tlx.overlap_src"))
+                trees.setdefault(str_attr(op, "tlx.overlap"), (str_attr(op, "tlx.overlap_src"),
+                                                               str_attr(op, "tlx.overlap_leaves")))
             op.erase()
             last = new
-        for text, src in trees.items():
+        for text, (src, leaves) in trees.items():
             tree = json.loads(text)
+            names = json.loads(leaves) if leaves else {}  # leaf id -> [label, src] (frontend records)
             for leaf in _leaf_ids(tree):
                 if leaf not in all_ids:
-                    ctx.warnings.append((src, f"[{NAME}] buffer {leaf} of the reuse tree is never used, so Gluon "
-                                              "removed it before lowering; no space is reserved for it"))
+                    label, leaf_src = names.get(leaf, (leaf, None))
+                    ctx.warnings.append((leaf_src or src, f"[{NAME}] buffer '{label}' of the reuse tree is never "
+                                                          "used, so Gluon removed it before lowering; no space is "
+                                                          "reserved for it"))
                 elif all_ids[leaf] != sid:
                     fail(last, "set_buffer_overlap", f"buffer {leaf} belongs to another storage_alias_spec",
                          "only put allocations made with reuse=<this spec> in its reuse groups", src)

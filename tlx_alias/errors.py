@@ -6,6 +6,9 @@
 
 from __future__ import annotations
 
+import re
+import warnings
+
 
 class TlxAliasError(Exception):
     """A user mistake found by the frontend, a pass or the verifier.
@@ -27,3 +30,13 @@ class TlxAliasError(Exception):
 
 class TlxAliasWarning(UserWarning):
     """A layout that compiles but is probably not what the author meant."""
+
+
+def warn_at(src: str | None, message: str) -> None:
+    """Issue a TlxAliasWarning attributed to the kernel line `src` ("file.py:LINE"): Python's warning display
+    and filters then point at the user's kernel, not at the plugin. Without a line, at the caller's caller."""
+    m = re.fullmatch(r"(.+):(\d+)", src or "")
+    if m:
+        warnings.warn_explicit(TlxAliasWarning(message), TlxAliasWarning, m.group(1), int(m.group(2)))
+    else:
+        warnings.warn(TlxAliasWarning(f"{src}: {message}" if src else message), stacklevel=3)

@@ -121,7 +121,8 @@ class storage_alias_spec(base_value):
     def set_buffer_overlap(self, overlap_def, _semantic=None, _generator=None):
         """Record how this spec's allocations overlap: a reuse_group tree over them. At most once per spec.
 
-        The tree is written as JSON on every leaf allocation (`tlx.overlap`, `tlx.overlap_src`), so
+        The tree is written as JSON on every leaf allocation (`tlx.overlap`, `tlx.overlap_src`, and the
+        leaves' names and lines in `tlx.overlap_leaves`), so
         only what is traced counts: constexpr branches and inlined helpers are fine.
         """
         api = f"{self._id}.set_buffer_overlap"
@@ -144,10 +145,13 @@ class storage_alias_spec(base_value):
                              "list each allocation once; use group_size for sub-tiled buffers", src)
             seen[record.id] = record
         text = json.dumps(tree._json(), separators=(",", ":"))
+        # every leaf's name and line, for messages about a leaf whose allocation Gluon removed (unused)
+        leaves = json.dumps({r.id: [r.name or r.id, r.src] for r in seen.values()}, separators=(",", ":"))
         builder = _semantic.builder
         for record in seen.values():
             record.handle.set_attr("tlx.overlap", builder.get_string_attr(text))
             record.handle.set_attr("tlx.overlap_src", builder.get_string_attr(src))
+            record.handle.set_attr("tlx.overlap_leaves", builder.get_string_attr(leaves))
         self._overlap_src = src
 
 

@@ -16,7 +16,6 @@ import os
 import re
 import threading
 import time
-import warnings
 
 import z3
 
@@ -29,16 +28,7 @@ __all__ = ["prove_module", "enforce", "Report", "capability_of", "MODES", "ENV"]
 ENV = "TLX_ALIAS_PROOF"
 MODES = ("off", "warn", "error", "strict")
 
-try:
-    from tlx_alias.errors import TlxAliasError, TlxAliasWarning
-except ImportError:  # pragma: no cover - errors.py is part of the package; keep the verifier importable alone
-    class TlxAliasError(Exception):
-        def __init__(self, where, problem, fix=None, src=None):
-            self.where, self.problem, self.fix, self.src = where, problem, fix, src
-            super().__init__(f"{src or ''}: error: [{where}] {problem}. Fix: {fix}")
-
-    class TlxAliasWarning(UserWarning):
-        pass
+from tlx_alias.errors import TlxAliasError, TlxAliasWarning, warn_at  # noqa: F401 (re-exported)
 
 
 def capability_of(target, module=None) -> int | None:
@@ -133,6 +123,5 @@ def enforce(upstream_module, target=None, aliases=None, mode: str | None = None)
         raise TlxAliasError(f"tlx-verify {first.prop}", f"{first.check}: {first.detail}{more}", first.fix,
                             first.src or None)
     for v in (report.violations if mode == "warn" else []) + (report.unknowns if mode != "strict" else []):
-        warnings.warn(TlxAliasWarning(f"{v.src or '?'}: [tlx-verify {v.prop}] {v.status}: {v.detail}"),
-                      stacklevel=2)
+        warn_at(v.src, f"[tlx-verify {v.prop}] {v.status}: {v.detail}")
     return report

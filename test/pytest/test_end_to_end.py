@@ -9,7 +9,7 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
 import tlx_alias.language as tlx
 from tlx_alias.kernels.demo import addresses, fa_tmem_demo_kernel, lowered_views
-from tlx_alias.errors import TlxAliasError
+from tlx_alias.errors import TlxAliasError, TlxAliasWarning
 from tlx_alias.plugin import hook
 
 HOPPER = GPUTarget("cuda", 90, 32)
@@ -98,3 +98,24 @@ def test_layout_error_names_the_kernel_line():
     err = info.value
     assert "not enough space for distinct allocations: need 32768 bytes, have 512 bytes" in str(err)
     assert err.src == f"{__file__}:{_line_of('LINE-OVERFLOW')}"
+
+
+@gluon.jit
+def unused_leaf_kernel(out_ptr):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    used = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)
+    unused = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)  # LINE-UNUSED
+    spec.set_buffer_overlap(tlx.reuse_group(used, unused, group_type=tlx.reuse_group_type.distinct))
+    offs = gl.arange(0, 64, layout=gl.SliceLayout(1, BLOCKED))
+    gl.store(out_ptr + offs, gl.sum(used.index(1).load(BLOCKED), axis=1))
+
+
+def test_lowering_warning_points_at_the_kernel_line():
+    """A leaf Gluon removed (nothing reads it) is a warning, shown at the line of its local_alloc."""
+    with pytest.warns(TlxAliasWarning) as caught:
+        k = compile_kernel(unused_leaf_kernel, {"out_ptr": "*fp32"})
+    ours = [w for w in caught if issubclass(w.category, TlxAliasWarning)]
+    assert ours and (ours[0].filename, ours[0].lineno) == (__file__, _line_of("LINE-UNUSED")), \
+        [(w.filename, w.lineno, str(w.message)) for w in ours]
+    assert "buffer 'unused' of the reuse tree is never used" in str(ours[0].message)
+    assert k.metadata.shared == 2 * 64 * 64 * 4   # no space reserved for the removed leaf

@@ -119,6 +119,8 @@ def test_fa_tree_attributes_survive_inlining(S):
         attrs = found[name]
         assert attrs.pop("op") == "ttng.tmem_alloc"
         assert json.loads(attrs.pop("tlx.overlap")) == tree
+        assert json.loads(attrs.pop("tlx.overlap_leaves")) == {
+            f"a{j}": [leaf, src_of(h, f"# @{leaf}")] for j, leaf in enumerate(["qk", "p", "alpha", "l", "m"])}
         assert attrs == {
             "tlx.spec": "spec0", "tlx.spec_storage": "tmem", "tlx.spec_src": src_of(k, "# @spec"),
             "tlx.alloc": f"a{i}", "tlx.src": src_of(h, f"# @{name}"), "tlx.name": name,

@@ -379,8 +379,10 @@ def test_enforce_modes(monkeypatch):
         assert e.where == "tlx-verify P4" and e.src == "k.py:14" and "distinct" in e.fix
         assert "alpha_tiles[0] cols [32, 33)" in str(e) and str(e).startswith("k.py:14: error: [tlx-verify P4]")
         monkeypatch.setenv("TLX_ALIAS_PROOF", "warn")
-        with pytest.warns(TlxAliasWarning, match="P4"):
+        with pytest.warns(TlxAliasWarning, match="P4") as caught:
             assert not enforce(loaded.module, "cuda:100", loaded.aliases).ok
+        # attributed to the kernel line, so Python shows and filters it there
+        assert (caught[0].filename, caught[0].lineno) == ("k.py", 14)
         monkeypatch.setenv("TLX_ALIAS_PROOF", "off")
         assert enforce(loaded.module, "cuda:100", loaded.aliases) is None
         monkeypatch.setenv("TLX_ALIAS_PROOF", "sometimes")
