@@ -111,6 +111,25 @@ def _load_kv(k_desc, v_desc, k_ring, v_ring, k_ready, v_ready, bh, j, BLOCK_N: g
 
 
 @gluon.jit
+def _softmax_block(j, qk, m_i, l_i, offs_m, seq_len, qk_scale,  #
+                   MASKED: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr, s_layout: gl.constexpr,
+                   p_layout: gl.constexpr, dtype: gl.constexpr):
+    """Online softmax of block j's scores: P (as the A operand of P V), alpha = exp2(m_old - m_new), m, l."""
+    s = qk * qk_scale
+    if MASKED:
+        offs_n = j * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
+        keep = (offs_n < seq_len)[None, :]
+        if CAUSAL:
+            keep = keep & (offs_m[:, None] >= offs_n[None, :])
+        s = gl.where(keep, s, -float("inf"))
+    m_new = gl.maximum(m_i, gl.max(s, axis=1))
+    alpha = gl.exp2(m_i - m_new)
+    p = gl.exp2(s - m_new[:, None])
+    l_i = l_i * alpha + gl.sum(p, axis=1)
+    return gl.convert_layout(p.to(dtype), p_layout), alpha, m_new, l_i
+
+
+@gluon.jit
 def _attn_block(j, acc, m_i, l_i, q_smem, k_ring, v_ring, k_ready, v_ready, k_desc, v_desc, bh, n_blocks,
                 offs_m, seq_len, qk_scale,  #
                 MASKED: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr, KV_STAGES: gl.constexpr,
@@ -130,42 +149,13 @@ def _attn_block(j, acc, m_i, l_i, q_smem, k_ring, v_ring, k_ready, v_ready, k_de
     _load_kv(k_desc, v_desc, k_ring, v_ring, k_ready, v_ready, bh, j + KV_STAGES - 1, BLOCK_N, KV_STAGES,
              j + KV_STAGES - 1 < n_blocks)
 
-    s = qk * qk_scale
-    if MASKED:
-        offs_n = j * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
-        keep = (offs_n < seq_len)[None, :]
-        if CAUSAL:
-            keep = keep & (offs_m[:, None] >= offs_n[None, :])
-        s = gl.where(keep, s, -float("inf"))
-    m_new = gl.maximum(m_i, gl.max(s, axis=1))
-    alpha = gl.exp2(m_i - m_new)
-    p = gl.exp2(s - m_new[:, None])
-    l_i = l_i * alpha + gl.sum(p, axis=1)
+    p_op, alpha, m_new, l_i = _softmax_block(j, qk, m_i, l_i, offs_m, seq_len, qk_scale, MASKED, CAUSAL, BLOCK_N,
+                                             s_layout, p_layout, dtype)
     acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, acc.type.layout))[:, None]
 
     mbarrier.wait(v_ready.index(stage), phase)
-    p_op = gl.convert_layout(p.to(dtype), p_layout)
     acc = warpgroup_mma(p_op, v_ring.index(stage), acc, is_async=True)
     return acc, m_new, l_i
-
-
-@gluon.jit
-def _softmax_block(j, qk, m_i, l_i, offs_m, seq_len, qk_scale,  #
-                   MASKED: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr, s_layout: gl.constexpr,
-                   p_layout: gl.constexpr, dtype: gl.constexpr):
-    """Online softmax of block j's scores: P (as the A operand of P V), alpha = exp2(m_old - m_new), m, l."""
-    s = qk * qk_scale
-    if MASKED:
-        offs_n = j * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
-        keep = (offs_n < seq_len)[None, :]
-        if CAUSAL:
-            keep = keep & (offs_m[:, None] >= offs_n[None, :])
-        s = gl.where(keep, s, -float("inf"))
-    m_new = gl.maximum(m_i, gl.max(s, axis=1))
-    alpha = gl.exp2(m_i - m_new)
-    p = gl.exp2(s - m_new[:, None])
-    l_i = l_i * alpha + gl.sum(p, axis=1)
-    return gl.convert_layout(p.to(dtype), p_layout), alpha, m_new, l_i
 
 
 @gluon.jit
