@@ -17,6 +17,7 @@ from triton.experimental.gluon import language as gl
 from tlx_alias.kernels import blackwell_attention as bwa
 from tlx_alias.kernels import blackwell_gemm as bwg
 from tlx_alias.errors import TlxAliasError
+from tlx_alias.kernels.demo import lowered_views
 from tlx_alias.kernels._common import proof_of
 
 BLACKWELL_GPU = pytest.mark.skipif(
@@ -45,13 +46,7 @@ def gemm(block_k=64, stages=4, dtype=gl.bfloat16, c_dtype=None, alias=True):
 
 def views(ttgir):
     """name -> {offset, stride, group, num, slot, radices, strides, type} of every lowered view."""
-    out = {}
-    for m in re.finditer(r'ttg\.memdesc_reinterpret .*?\{(.*?)\} : .*? -> (!ttg\.memdesc<[^>]*>)', ttgir):
-        attrs = dict(re.findall(r'(tlx\.\w+) = "([^"]*)"', m.group(1)))
-        place = dict(kv.split("=", 1) for kv in re.split(r",(?=[a-z]+=)", attrs["tlx.view"]))
-        place["type"] = m.group(2)
-        out[attrs.get("tlx.name") or attrs["tlx.alloc"]] = place
-    return out
+    return {name: dict(place, type=ty) for name, place, ty in lowered_views(ttgir)}
 
 
 def placement(v, *names):

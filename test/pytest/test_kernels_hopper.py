@@ -16,6 +16,7 @@ from triton.experimental.gluon import language as gl
 from tlx_alias.errors import TlxAliasError
 from tlx_alias.kernels import hopper_attention as ha
 from tlx_alias.kernels import hopper_gemm as hg
+from tlx_alias.kernels.demo import lowered_views
 
 GPU = pytest.mark.skipif(not (torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9),
                          reason="needs a Hopper (sm_90) GPU")
@@ -41,13 +42,7 @@ def attn(dtype=gl.bfloat16, head_dim=128, causal=False, share=True, stages=2):
 
 def views(ttgir):
     """name -> {offset, stride, ..., type} of every lowered view (the tlx.view attribute and result type)."""
-    out = {}
-    for m in re.finditer(r'ttg\.memdesc_reinterpret .*?\{(.*?)\} : .*? -> (!ttg\.memdesc<[^>]*>)', ttgir):
-        attrs = dict(re.findall(r'(tlx\.\w+) = "([^"]*)"', m.group(1)))
-        place = dict(kv.split("=", 1) for kv in re.split(r",(?=[a-z]+=)", attrs["tlx.view"]))
-        place["type"] = m.group(2)
-        out[attrs.get("tlx.name") or attrs["tlx.alloc"]] = place
-    return out
+    return {name: dict(place, type=ty) for name, place, ty in lowered_views(ttgir)}
 
 
 def backing(ttgir):
