@@ -156,22 +156,19 @@ def report_row(kernel: str, config: str, compiled: Compiled | None, error: Excep
 
 
 def blackwell_row(kernel: str, config: str, build, proof: bool = True) -> dict:
-    """One sm_100a `cpu_report()` row of `build()` (-> Compiled). A variant that does not compile or does not
-    fit records why instead of numbers."""
+    """`report_row` of `build()` (-> Compiled) for sm_100a. Variants built without the plugin can compile
+    and still not fit (see `fit_error`): such a row records why instead of numbers."""
     import triton
 
     from tlx_alias.errors import TlxAliasError
-    row = {"kernel": kernel, "config": config, "target": "sm_100a"}
     try:
         k = build()
-        error = fit_error(k)
-        row["compile_s"] = round(k.compile_s, 2)
     except (TlxAliasError, RuntimeError, triton.CompilationError) as e:
-        error, row["compile_s"] = "compile error: " + error_summary(e), None
+        return report_row(kernel, config, None, e, BLACKWELL)
+    error = fit_error(k)
+    row = report_row(kernel, config, k, target=BLACKWELL, proof=proof and error is None)
     if error:
         row.update(smem_bytes=None, tmem_cols=None, proof=error)
-    else:
-        row.update(smem_bytes=k.smem_bytes, tmem_cols=k.tmem_cols, proof=proof_of(k) if proof else "skipped")
     return row
 
 

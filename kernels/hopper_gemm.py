@@ -151,7 +151,7 @@ def _tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M: gl.constexpr, BLOCK_M:
 @gluon.jit
 def _issue_load(a_desc, b_desc, a_ring, b_ring, ready, it, off_m, off_n, k, STAGES: gl.constexpr, pred_a, pred_b):
     """Start the TMA loads of k-offset `k` into slot _stage(it): A if pred_a, B if pred_b. The barrier always
-    expects both tiles' bytes (when pred_a), so a B load deferred to a later call completes the same phase."""
+    expects both tiles' bytes (when pred_a), so a B load issued later (deferred) completes the same phase."""
     s = _stage(it, STAGES)
     mbarrier.expect(ready.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes, pred=pred_a)
     tma.async_copy_global_to_shared(a_desc, [off_m, k], ready.index(s), a_ring.index(s), pred_a)
@@ -264,9 +264,9 @@ def hopper_gemm_kernel(a_desc, b_desc, c_desc,  #
             # (4) The B tiles under c_smem: only once the TMA store has finished reading c_smem.
             tma.store_wait(pendings=0)
             for i in gl.static_range(STAGES - 1):
-                pred = (next_tile < num_tiles) & (i < k_tiles)
-                _issue_load(a_desc, b_desc, a_ring, b_ring, ready, it + i, noff_m, noff_n, i * BLOCK_K, STAGES,
-                            pred & False, pred & (_stage(it + i, STAGES) < C_SLOTS))
+                s = _stage(it + i, STAGES)
+                tma.async_copy_global_to_shared(b_desc, [i * BLOCK_K, noff_n], ready.index(s), b_ring.index(s),
+                                                (next_tile < num_tiles) & (i < k_tiles) & (s < C_SLOTS))
 
     tma.store_wait(pendings=0)
     for i in gl.static_range(STAGES):

@@ -67,7 +67,8 @@ def check_capacity(metadata, target, src=None):
     if smem > limit:
         raise TlxAliasError("tlx-alias capacity", f"the kernel needs {smem} bytes of shared memory (aliased "
                             f"specs plus every other buffer and Triton's scratch), the target allows {limit}",
-                            "share more buffers through a storage_alias_spec, or use fewer stages / smaller tiles", src)
+                            "share more buffers through a storage_alias_spec, or use fewer stages / smaller tiles",
+                            src)
     if tmem > TMEM_COLUMNS:
         raise TlxAliasError("tlx-alias capacity", f"the kernel needs {tmem} tensor-memory columns, the SM has "
                             f"{TMEM_COLUMNS}", "share more TMEM buffers through a storage_alias_spec "
@@ -117,8 +118,8 @@ def run_plugin(triton_module, target=None):
     t3 = time.perf_counter()
     out = bridge.to_triton(module, aliases, triton_module.context)
     last_round_trip.clear()
-    last_round_trip.update(bridge.last_stats, kernel_src=_kernel_src(module), lower_ms=(t2 - t1) * 1e3, proof_ms=(t3 - t2) * 1e3,
-                           total_ms=(time.perf_counter() - t0) * 1e3)
+    last_round_trip.update(bridge.last_stats, kernel_src=_kernel_src(module), lower_ms=(t2 - t1) * 1e3,
+                           proof_ms=(t3 - t2) * 1e3, total_ms=(time.perf_counter() - t0) * 1e3)
     return out
 
 

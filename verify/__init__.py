@@ -28,7 +28,7 @@ __all__ = ["prove_module", "enforce", "Report", "capability_of", "MODES", "ENV"]
 ENV = "TLX_ALIAS_PROOF"
 MODES = ("off", "warn", "error", "strict")
 
-from tlx_alias.errors import TlxAliasError, TlxAliasWarning, warn_at  # noqa: F401 (re-exported)
+from tlx_alias.errors import TlxAliasError, warn_at
 
 
 def capability_of(target, module=None) -> int | None:

@@ -48,13 +48,12 @@ def loc_info(loc, path: str | None = None):
     return name, src
 
 
-def _any_false(goals, ctx):
-    """Or(Not(g) for g in goals) through the C API (the Python wrappers' per-argument coercion is the main
-    cost of invariant inference on large kernels)."""
-    nots = [z3.BoolRef(z3.Z3_mk_not(ctx.ref(), (g if z3.is_expr(g) else z3.BoolVal(bool(g), ctx)).as_ast()), ctx)
-            for g in goals]  # wrapped: a BoolRef holds a reference, so Z3 keeps the term alive
-    args = (z3.Ast * len(nots))(*[n.as_ast() for n in nots])
-    return z3.BoolRef(z3.Z3_mk_or(ctx.ref(), len(nots), args), ctx)
+def _nary(make, terms, ctx):
+    """z3.And / z3.Or (make = z3.Z3_mk_and / z3.Z3_mk_or) over Z3 booleans or Python bools, without the
+    Python API's per-argument coercion (the main cost of building large disjunctions)."""
+    terms = [t if z3.is_expr(t) else z3.BoolVal(bool(t), ctx) for t in terms]
+    args = (z3.Ast * len(terms))(*[t.as_ast() for t in terms])
+    return z3.BoolRef(make(ctx.ref(), len(terms), args), ctx)
 
 
 def _attr_str(op, name):
@@ -476,7 +475,7 @@ class Encoder:
         try:
             while live:
                 s.push()
-                s.add(_any_false([goals[id(c)] for c in live], self.ctx))
+                s.add(_nary(z3.Z3_mk_or, [z3.Not(goals[id(c)], self.ctx) for c in live], self.ctx))
                 r = s.check()
                 m = s.model() if r == z3.sat else None
                 s.pop()

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import z3
 
 from tlx_alias.memdesc import SMEM, TMEM
-from .encode import RLIMIT_KERNEL, RLIMIT_PROPERTY
+from .encode import RLIMIT_KERNEL, RLIMIT_PROPERTY, _nary
 from .model import LOGICAL_X
 
 PROVEN, VIOLATION, UNKNOWN, NA = "proven", "violation", "cannot prove", "n/a"
@@ -167,17 +167,10 @@ class Batch:
     checks: list
 
 
-def _nary(make, terms, ctx):
-    """z3.And / z3.Or over Z3 booleans without the Python API's per-argument coercion (its main cost here)."""
-    args = (z3.Ast * len(terms))(*[t.as_ast() for t in terms])
-    return z3.BoolRef(make(ctx.ref(), len(terms), args), ctx)
-
-
 def _any(checks, q):
     ctx = q.enc.ctx
     true = z3.BoolVal(True, ctx)
-    conj = [_nary(z3.Z3_mk_and, [t if z3.is_expr(t) else z3.BoolVal(bool(t), ctx) for t in c.cons], ctx)
-            if c.cons else true for c in checks]
+    conj = [_nary(z3.Z3_mk_and, c.cons, ctx) if c.cons else true for c in checks]
     return q.find(_nary(z3.Z3_mk_or, conj, ctx))[0]
 
 

@@ -34,8 +34,12 @@ def _lowered_kernels():
     orig, cache = hook.prove, os.environ.get("TRITON_CACHE_DIR")
     # a private Triton cache, so that every kernel is compiled (and its lowered IR seen) in this run
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="tlx-alias-timing-")
-    hook.prove = lambda module, target, aliases: (seen.append((module, target, aliases)), orig(module, target,
-                                                                                                aliases))[1]
+
+    def prove_and_keep(module, target, aliases):
+        seen.append((module, target, aliases))
+        return orig(module, target, aliases)
+
+    hook.prove = prove_and_keep
     try:
         for name, build in [("hopper_gemm 128x256x64 4 stages", hopper_gemm.compile_gemm),
                             ("hopper_attention D=128 3 stages", lambda: hopper_attention.compile_attention(kv_stages=3)),
