@@ -1,35 +1,41 @@
 # Two entry points for a fresh machine: `make demo` and `make test`.
+# TRITON picks the Triton release the venv is built with (supported: 3.6.0 3.7.1 3.8.0 3.9.0).
 PYTHON ?= python3
-VENV   ?= .venv
+TRITON ?= 3.9.0
+VENV   ?= .venv-triton$(TRITON)
 BIN    := $(VENV)/bin
+VERSIONS ?= 3.6.0 3.7.1 3.8.0 3.9.0
 
-.PHONY: setup demo test lit pytest clean gpu-wheels
+.PHONY: setup demo test lit pytest matrix clean gpu-wheels
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	# CPU build of torch from the local wheel; any other spec pulls CUDA packages.
-	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q torch==2.13.0 triton==$(TRITON)
 
-$(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(BIN)/pip install -q '.[test]'
+# Editable install: the tests run against the working tree, mapped as the installed package is.
+$(VENV)/.installed: $(BIN)/python pyproject.toml setup.py
+	$(BIN)/pip install -q -e '.[test]' triton==$(TRITON)
 	touch $@
 
 setup: $(VENV)/.installed
 
-# Re-install the package on every run so the tests see the working tree.
-reinstall: setup
-	$(BIN)/pip install -q --no-deps --force-reinstall .
-
-demo: reinstall
+demo: setup
 	$(BIN)/python -m tlx_alias.kernels.demo
 
-lit: reinstall
+lit: setup
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/lit -sv test/lit
 
-test: reinstall
-	PATH=$(abspath $(BIN)):$$PATH $(BIN)/lit -sv test/lit
-	$(BIN)/python -m pytest -q
+pytest: setup
+	$(BIN)/pytest -q
+
+test: lit pytest
+
+# The CPU suite against every supported Triton, one venv each; prints a table (README "Supported versions").
+matrix:
+	@for v in $(VERSIONS); do $(MAKE) --no-print-directory test TRITON=$$v > .matrix-$$v.log 2>&1; \
+	  echo "triton $$v: $$(tail -n 1 .matrix-$$v.log)"; done
 
 # Wheels the GPU machines lack (no package index there), carried by scripts/gpu_run.sh.
 gpu-wheels: $(BIN)/python
@@ -37,4 +43,4 @@ gpu-wheels: $(BIN)/python
 	  --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 z3-solver pytest hypothesis
 
 clean:
-	rm -rf $(VENV) build dist
+	rm -rf .venv-triton* build dist *.egg-info

@@ -18,7 +18,7 @@ import time
 from tlx_alias.verify import prove_module, synth
 from tlx_alias.verify.source import load, load_generic
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _hand_kernels():
