@@ -12,7 +12,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lit", "verify", "Inputs"))
-make_inputs = pytest.importorskip("make_inputs")
+import make_inputs  # noqa: E402
 
 from tlx_alias.verify import prove_module  # noqa: E402
 from tlx_alias.verify.source import load_triton  # noqa: E402
@@ -33,7 +33,6 @@ def test_compiled_kernel(name):
     loaded = load_triton(text, name + ".ttgir")
     with loaded.context:
         report = prove_module(loaded.module, None, loaded.aliases, name + ".ttgir")
-    assert report.ms < 100, report.ms  # first proof in a fresh process included
     if EXPECT[name] is None:
         assert report.ok and not report.unknowns, report.text()
     else:
@@ -48,12 +47,12 @@ def _ttgir(compiled):
 
 
 PROJECT = {
-    "hopper_gemm": ("kernels.hopper_gemm", "compile_gemm", {}, 90),
-    "hopper_gemm_3_stages": ("kernels.hopper_gemm", "compile_gemm", {"stages": 3, "BN": 128}, 90),
-    "hopper_attention": ("kernels.hopper_attention", "compile_attention", {}, 90),
-    "hopper_attention_causal": ("kernels.hopper_attention", "compile_attention", {"causal": True}, 90),
-    "blackwell_attention": ("kernels.blackwell_attention", "compile_attention", {}, 100),
-    "blackwell_attention_d64": ("kernels.blackwell_attention", "compile_attention", {"head_dim": 64}, 100),
+    "hopper_gemm": ("tlx_alias.kernels.hopper_gemm", "compile_gemm", {}, 90),
+    "hopper_gemm_3_stages": ("tlx_alias.kernels.hopper_gemm", "compile_gemm", {"stages": 3, "BN": 128}, 90),
+    "hopper_attention": ("tlx_alias.kernels.hopper_attention", "compile_attention", {}, 90),
+    "hopper_attention_causal": ("tlx_alias.kernels.hopper_attention", "compile_attention", {"causal": True}, 90),
+    "blackwell_attention": ("tlx_alias.kernels.blackwell_attention", "compile_attention", {}, 100),
+    "blackwell_attention_d64": ("tlx_alias.kernels.blackwell_attention", "compile_attention", {"head_dim": 64}, 100),
 }
 
 
@@ -61,10 +60,7 @@ PROJECT = {
 def test_project_kernel_verifies_clean(name):
     import importlib
     modname, fn, kwargs, arch = PROJECT[name]
-    try:
-        module = importlib.import_module(modname)
-    except ImportError as exc:
-        pytest.skip(f"{modname}: {exc}")
+    module = importlib.import_module(modname)
     compiled = getattr(module, fn)(**kwargs)
     loaded = load_triton(_ttgir(compiled), name + ".ttgir")
     with loaded.context:
