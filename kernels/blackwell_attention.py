@@ -77,8 +77,9 @@ import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, allocate_tensor_memory,
-                                                                 fence_async_shared, get_tmem_reg_layout, mbarrier,
+                                                                 fence_async_shared, mbarrier,
                                                                  tcgen05_commit, tcgen05_mma, tma)
+from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
 from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, TMEM_LIMIT, Compiled, blackwell_row, compile_for,
@@ -108,7 +109,7 @@ def _attn_load(desc_q, desc_k, desc_v, q_tiles, kv_smem, q_ready, kv_ready, kv_e
     # Q for both row groups, once. q_tiles[g] later holds the output tile (o_tiles[g], same bytes).
     for g in gl.static_range(2):
         mbarrier.expect(q_ready.index(g), desc_q.block_type.nbytes)
-        tma.async_copy_global_to_shared(desc_q, [q_row + g * desc_q.block_type.shape[0], 0], q_ready.index(g),
+        compat.tma_load(desc_q, [q_row + g * desc_q.block_type.shape[0], 0], q_ready.index(g),
                                         q_tiles.index(g))
     for j in range(n_kv):
         for which in gl.static_range(2):  # 0: K_j, 1: V_j
@@ -119,9 +120,9 @@ def _attn_load(desc_q, desc_k, desc_v, q_tiles, kv_smem, q_ready, kv_ready, kv_e
             bar = kv_ready.index(slot)
             mbarrier.expect(bar, desc_k.block_type.nbytes)
             if which == 0:
-                tma.async_copy_global_to_shared(desc_k, [kv_row + j * BLOCK_N, 0], bar, kv_smem.index(slot))
+                compat.tma_load(desc_k, [kv_row + j * BLOCK_N, 0], bar, kv_smem.index(slot))
             else:
-                tma.async_copy_global_to_shared(desc_v, [kv_row + j * BLOCK_N, 0], bar, kv_smem.index(slot))
+                compat.tma_load(desc_v, [kv_row + j * BLOCK_N, 0], bar, kv_smem.index(slot))
 
 
 @gluon.jit
@@ -201,9 +202,9 @@ def _attn_softmax(g: gl.constexpr, qk_tiles, p_tiles, alpha_tiles, l_tiles, m_ti
     SPLIT_M: gl.constexpr = qk_tiles.type.shape[1]
     BN_S: gl.constexpr = BLOCK_N // S
     s_sub_layout: gl.constexpr = TensorMemoryLayout((SPLIT_M, BN_S), col_stride=1)
-    s_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [SPLIT_M, BN_S], s_sub_layout, gl.num_warps())
-    p_reg: gl.constexpr = get_tmem_reg_layout(DTYPE, [SPLIT_M, BN_S], p_tiles.type.layout, gl.num_warps())
-    col_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [SPLIT_M, 1], alpha_tiles.type.layout, gl.num_warps())
+    s_reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [SPLIT_M, BN_S], s_sub_layout, gl.num_warps())
+    p_reg: gl.constexpr = compat.tmem_reg_layout(DTYPE, [SPLIT_M, BN_S], p_tiles.type.layout, gl.num_warps())
+    col_reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [SPLIT_M, 1], alpha_tiles.type.layout, gl.num_warps())
     row_l: gl.constexpr = gl.SliceLayout(1, s_reg)
 
     s_tmem = qk_tiles.index(g)
@@ -260,8 +261,8 @@ def _attn_correction(desc_o, o_tiles, o_tmem, alpha_tiles, l_tiles, m_tiles, alp
     D_SPLIT: gl.constexpr = 2 if HEAD_DIM * o_tiles.dtype.primitive_bitwidth // 8 >= 256 else 1
     D_SUB: gl.constexpr = HEAD_DIM // D_SPLIT
     o_sub_layout: gl.constexpr = TensorMemoryLayout((SPLIT_M, D_SUB), col_stride=1)
-    o_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [SPLIT_M, D_SUB], o_sub_layout, gl.num_warps())
-    col_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [SPLIT_M, 1], alpha_tiles.type.layout, gl.num_warps())
+    o_reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [SPLIT_M, D_SUB], o_sub_layout, gl.num_warps())
+    col_reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [SPLIT_M, 1], alpha_tiles.type.layout, gl.num_warps())
 
     for j in range(n_kv):
         for g in gl.static_range(2):
@@ -288,7 +289,7 @@ def _attn_correction(desc_o, o_tiles, o_tmem, alpha_tiles, l_tiles, m_tiles, alp
             o = o_tmem.index(g).slice(d * D_SUB, D_SUB).load(o_reg) / gl.expand_dims(l_i, 1)
             o_smem.slice(d * D_SUB, D_SUB, dim=1).store(o.to(o_smem.dtype))
         fence_async_shared()
-        tma.async_copy_shared_to_global(desc_o, [q_row + g * SPLIT_M, 0], o_smem)
+        compat.tma_store(desc_o, [q_row + g * SPLIT_M, 0], o_smem)
         # log-sum-exp of the scaled scores, natural log: (m + log2 l) * ln 2
         lse = gl.convert_layout((m_i + gl.log2(l_i)) * 0.6931471805599453, lse_layout)
         offs = lse_row + g * SPLIT_M + gl.arange(0, SPLIT_M, layout=lse_layout)

@@ -60,8 +60,9 @@ import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, allocate_tensor_memory,
-                                                                 fence_async_shared, get_tmem_reg_layout, mbarrier,
+                                                                 fence_async_shared, mbarrier,
                                                                  tcgen05_commit, tcgen05_mma, tma)
+from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
 from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, TMEM_LIMIT, Compiled, blackwell_row, compile_for,
@@ -114,8 +115,8 @@ def _gemm_load(a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, BLOCK_M: g
             mbarrier.wait(empty.index(slot), phase ^ 1)  # fresh barrier: parity 1 passes at once
             bar = ready.index(slot)
             mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-            tma.async_copy_global_to_shared(a_desc, [off_m, kk * BLOCK_K], bar, a_ring.index(slot))
-            tma.async_copy_global_to_shared(b_desc, [kk * BLOCK_K, off_n], bar, b_ring.index(slot))
+            compat.tma_load(a_desc, [off_m, kk * BLOCK_K], bar, a_ring.index(slot))
+            compat.tma_load(b_desc, [kk * BLOCK_K, off_n], bar, b_ring.index(slot))
             slot, phase = _advance(slot, phase, 1, STAGES)
         if EPI_STEPS == 1:
             # The epilogue's step: once the MMAs that read this slot are done, hand it to the epilogue.
@@ -153,7 +154,7 @@ def _gemm_epilogue(c_desc, c_tiles, acc_tmem, ready, empty, acc_ready, acc_empty
     k_tiles = gl.maximum(gl.cdiv(K, BLOCK_K), 1)
     num_tiles = gl.cdiv(M, BLOCK_M) * gl.cdiv(N, BLOCK_N)
     sub_layout: gl.constexpr = TensorMemoryLayout((BLOCK_M, EPI_N), col_stride=1)
-    reg_layout: gl.constexpr = get_tmem_reg_layout(gl.float32, [BLOCK_M, EPI_N], sub_layout, gl.num_warps())
+    reg_layout: gl.constexpr = compat.tmem_reg_layout(gl.float32, [BLOCK_M, EPI_N], sub_layout, gl.num_warps())
     NUM_SUB: gl.constexpr = BLOCK_N // EPI_N
     start = 0  # ring position where the current tile's steps begin
     start_phase = 0
@@ -178,7 +179,7 @@ def _gemm_epilogue(c_desc, c_tiles, acc_tmem, ready, empty, acc_ready, acc_empty
             tma.store_wait(EPI_BUFS - 1)  # the store that last read this buffer has finished
             c_smem.store(vals.to(c_desc.dtype))
             fence_async_shared()  # generic-proxy writes before the TMA (async proxy) reads them
-            tma.async_copy_shared_to_global(c_desc, [off_m, off_n + e * EPI_N], c_smem)
+            compat.tma_store(c_desc, [off_m, off_n + e * EPI_N], c_smem)
         if EPI_STEPS == 1:
             tma.store_wait(0)  # every store out of the slot has read it ...
             mbarrier.arrive(empty.index(slot), count=1)  # ... so the load warp may refill it

@@ -19,7 +19,7 @@ from triton.backends.compiler import GPUTarget
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
-from triton.experimental.gluon.language.nvidia.blackwell import get_tmem_reg_layout
+from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
 
@@ -38,9 +38,9 @@ def fa_tmem_demo_kernel(out_ptr, BM: gl.constexpr, BN: gl.constexpr, S: gl.const
                         group_type=tlx.reuse_group_type.distinct),
         group_type=tlx.reuse_group_type.shared))
     # Touch every buffer so none is dead code (Gluon removes unused allocations).
-    qk_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [BM, BN], qk.type.layout, 4)
-    p_reg: gl.constexpr = get_tmem_reg_layout(gl.bfloat16, [BM, BN // S], p.type.layout, 4)
-    one_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [BM, 1], alpha.type.layout, 4)
+    qk_reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [BM, BN], qk.type.layout, 4)
+    p_reg: gl.constexpr = compat.tmem_reg_layout(gl.bfloat16, [BM, BN // S], p.type.layout, 4)
+    one_reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [BM, 1], alpha.type.layout, 4)
     rows: gl.constexpr = gl.SliceLayout(1, qk_reg)
     acc = gl.zeros([BM], gl.float32, rows)
     for i in range(NUM):

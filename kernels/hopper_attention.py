@@ -76,6 +76,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared
                                                               warpgroup_mma_wait)
 from triton.experimental.gluon.language.nvidia.hopper import warpgroup_mma_init
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
 from tlx_alias.kernels._common import HOPPER, compile_for, report_row, tensordesc
@@ -103,10 +104,10 @@ def _load_kv(k_desc, v_desc, k_ring, v_ring, k_ready, v_ready, bh, j, BLOCK_N: g
     """TMA-load K and V block j of head bh into stage j % KV_STAGES (each on its own barrier)."""
     s = j % KV_STAGES
     mbarrier.expect(k_ready.index(s), k_desc.block_type.nbytes, pred=pred)
-    tma.async_copy_global_to_shared(k_desc, [bh, j * BLOCK_N, 0], k_ready.index(s),
+    compat.tma_load(k_desc, [bh, j * BLOCK_N, 0], k_ready.index(s),
                                     k_ring.index(s).reshape(k_desc.block_type.shape), pred)
     mbarrier.expect(v_ready.index(s), v_desc.block_type.nbytes, pred=pred)
-    tma.async_copy_global_to_shared(v_desc, [bh, j * BLOCK_N, 0], v_ready.index(s),
+    compat.tma_load(v_desc, [bh, j * BLOCK_N, 0], v_ready.index(s),
                                     v_ring.index(s).reshape(v_desc.block_type.shape), pred)
 
 
@@ -248,7 +249,7 @@ def hopper_attention_kernel(q_desc, k_desc, v_desc, o_desc, lse_ptr, seq_len, sm
     # ---- Q once, and the first KV_STAGES-1 K/V blocks ----
     q = q_smem.index(0)
     mbarrier.expect(q_bar, q_desc.block_type.nbytes)
-    tma.async_copy_global_to_shared(q_desc, [bh, start_m * BLOCK_M, 0], q_bar, q.reshape(q_desc.block_type.shape))
+    compat.tma_load(q_desc, [bh, start_m * BLOCK_M, 0], q_bar, q.reshape(q_desc.block_type.shape))
     for i in gl.static_range(KV_STAGES - 1):
         _load_kv(k_desc, v_desc, k_ring, v_ring, k_ready, v_ready, bh, i, BLOCK_N, KV_STAGES, i < n_blocks)
 
@@ -293,12 +294,12 @@ def hopper_attention_kernel(q_desc, k_desc, v_desc, o_desc, lse_ptr, seq_len, sm
 
     # ---- epilogue: (2) retire the last P V; every warpgroup is done with Q before O overwrites it ----
     acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
-    gl.thread_barrier()
+    compat.barrier()
     l_o = gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))
     o = o_smem.index(0)
     o.store((acc / l_o[:, None]).to(dtype))  # (3)
     fence_async_shared()
-    tma.async_copy_shared_to_global(o_desc, [bh, start_m * BLOCK_M, 0], o.reshape(o_desc.block_type.shape))
+    compat.tma_store(o_desc, [bh, start_m * BLOCK_M, 0], o.reshape(o_desc.block_type.shape))
 
     lse = (m_i + gl.log2(l_i)) * 0.6931471805599453
     gl.store(lse_ptr + bh * seq_len + offs_m, lse, mask=offs_m < seq_len)

@@ -100,6 +100,7 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
                                                               warpgroup_mma_wait)
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
 from tlx_alias.kernels._common import HOPPER, compile_for, report_row, tensordesc
@@ -154,8 +155,8 @@ def _issue_load(a_desc, b_desc, a_ring, b_ring, ready, it, off_m, off_n, k, STAG
     expects both tiles' bytes (when pred_a), so a B load issued later (deferred) completes the same phase."""
     s = _stage(it, STAGES)
     mbarrier.expect(ready.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes, pred=pred_a)
-    tma.async_copy_global_to_shared(a_desc, [off_m, k], ready.index(s), a_ring.index(s), pred_a)
-    tma.async_copy_global_to_shared(b_desc, [k, off_n], ready.index(s), b_ring.index(s), pred_b)
+    compat.tma_load(a_desc, [off_m, k], ready.index(s), a_ring.index(s), pred_a)
+    compat.tma_load(b_desc, [k, off_n], ready.index(s), b_ring.index(s), pred_b)
 
 
 @gluon.jit
@@ -245,7 +246,7 @@ def hopper_gemm_kernel(a_desc, b_desc, c_desc,  #
 
         # ---- epilogue: (1) all loads of this tile were waited on; (2) retire the last wgmma ----
         acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
-        gl.thread_barrier()  # (2) every warpgroup's wgmma is done before anyone overwrites the ring
+        compat.barrier()  # (2) every warpgroup's wgmma is done before anyone overwrites the ring
         next_tile = tile_id + gl.num_programs(0)
         if PREFETCH:
             # (5) The next tile's prologue, started now so that its loads overlap this epilogue: every A
@@ -259,13 +260,13 @@ def hopper_gemm_kernel(a_desc, b_desc, c_desc,  #
             tma.store_wait(pendings=0)  # the private c_smem is free once the previous store has read it
         c_smem.index(0).store(acc.to(dtype))  # (3)
         fence_async_shared()
-        tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem.index(0))
+        compat.tma_store(c_desc, [off_m, off_n], c_smem.index(0))
         if PREFETCH and SHARE_EPILOGUE:
             # (4) The B tiles under c_smem: only once the TMA store has finished reading c_smem.
             tma.store_wait(pendings=0)
             for i in gl.static_range(STAGES - 1):
                 s = _stage(it + i, STAGES)
-                tma.async_copy_global_to_shared(b_desc, [i * BLOCK_K, noff_n], ready.index(s), b_ring.index(s),
+                compat.tma_load(b_desc, [i * BLOCK_K, noff_n], ready.index(s), b_ring.index(s),
                                                 (next_tile < num_tiles) & (i < k_tiles) & (s < C_SLOTS))
 
     tma.store_wait(pendings=0)

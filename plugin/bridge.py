@@ -253,15 +253,26 @@ def to_triton(upstream_module, aliases, triton_context):
     if _ELIDED in body:
         raise BridgeError("the upstream printout elided a large constant")
     text = "".join(f"{name} = {value}\n" for name, value in (aliases or {}).items()) + body
-    fd, path = _mkstemp()
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    module, err = _triton.parse(path, triton_context)
+    module, err = _triton.parse(text, triton_context)
     if module is None:
-        raise BridgeError(f"Triton could not parse the lowered module (kept at {path}):\n{err.strip()}")
-    os.remove(path)
+        raise BridgeError(f"Triton could not parse the lowered module ({keep_ir(text)}):\n{err.strip()}")
     last_stats["to_triton_ms"] = (time.perf_counter() - t0) * 1e3
     return module
+
+
+KEEP_IR_ENV = "TLX_ALIAS_KEEP_IR"
+
+
+def keep_ir(text: str) -> str:
+    """Where the text was kept for a bug report: a file in the directory TLX_ALIAS_KEEP_IR names, or a hint."""
+    keep = os.environ.get(KEEP_IR_ENV)
+    if not keep:
+        return f"set {KEEP_IR_ENV}=<directory> to keep it for a bug report"
+    os.makedirs(keep, exist_ok=True)
+    fd, path = tempfile.mkstemp(suffix=".mlir", prefix="tlx-alias-lowered-", dir=keep)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    return f"kept at {path}"
 
 
 def round_trip(triton_module, transform=None):
@@ -270,8 +281,3 @@ def round_trip(triton_module, transform=None):
     if transform is not None:
         transform(module, aliases)
     return to_triton(module, aliases, triton_module.context)
-
-
-def _mkstemp():
-    # the system temp dir, not _triton.tmpdir(): a file named in an error must outlive the process
-    return tempfile.mkstemp(suffix=".mlir", prefix="tlx-alias-lowered-")

@@ -1,8 +1,7 @@
 """The plugin hook: runs the tlx-alias pipeline between Triton's `ttgir` and `llir` stages.
 
 `install()` registers a stages hook (chained after any hook already set) that wraps `stages["ttgir"]`
-(Gluon's `gluon_to_ttgir`, Triton's `make_ttgir`). After that stage, a module with tlx tags (`tlx.spec`,
-`tlx.legacy_alias`) goes Triton -> upstream bindings -> `lower(...)` -> Triton; any other module is
+(Gluon's `gluon_to_ttgir`, Triton's `make_ttgir`). After that stage, a module with tlx tags (`tlx.spec`) goes Triton -> upstream bindings -> `lower(...)` -> Triton; any other module is
 returned as it is (same object, no round trip). While installed, Triton's compile-cache key gets a suffix
 with the plugin's version and `TLX_ALIAS_*` environment, so the cache never hands back a kernel built
 under another plugin state.
@@ -16,6 +15,7 @@ This module imports only the standard library at import time (the .pth line impo
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sys
@@ -28,7 +28,7 @@ ENV = "TRITON_PASS_PLUGIN"
 NAME = "tlx_alias"
 ENV_PREFIX = "TLX_ALIAS_"
 
-_TAG = re.compile(r'[{ ,]"?tlx\.(?:spec|legacy_alias)"? = ')
+_TAG = re.compile(r'[{ ,]"?tlx\.spec"? = ')
 _lock = threading.Lock()
 _active = False
 last_round_trip: dict = {}
@@ -38,14 +38,10 @@ last_round_trip: dict = {}
 # ------------------------------------------------------------------------------------------ pipeline
 
 def lower(upstream_module, aliases, target=None):
-    """The lowering the hook runs (tests monkeypatch this attribute). Returns the pipeline's result."""
-    try:
-        from tlx_alias.python_passes import pipeline
-    except ModuleNotFoundError as exc:  # pipeline not written yet: identity
-        if exc.name not in ("tlx_alias.python_passes.pipeline", "tlx_alias.python_passes"):
-            raise
-        return None
-    return pipeline.lower(upstream_module, aliases, target=target)
+    """The lowering the hook runs on `upstream_module`, in place (tests monkeypatch this attribute)."""
+    from tlx_alias import _triton
+    from tlx_alias.python_passes import pipeline
+    return pipeline.lower(upstream_module, aliases, target=target, exact_views=_triton.REINTERPRET_KEEPS_SIZE)
 
 
 def prove(upstream_module, target, aliases):
@@ -75,17 +71,6 @@ def check_capacity(metadata, target, src=None):
                             "(e.g. P, alpha, l, m on QK as in seed 000)", src)
 
 
-def _result(result, module, aliases):
-    """Accept what a lowering may return: None, a module, (module, aliases), or a context with .aliases."""
-    if isinstance(result, tuple):
-        return result
-    if result is None:
-        return module, aliases
-    if hasattr(result, "operation"):
-        return result, aliases
-    return module, getattr(result, "aliases", aliases)
-
-
 def has_tags(triton_module) -> bool:
     """Does any op carry a tlx tag? (A string search over the printout: ~0.1 ms for a small kernel.)"""
     return _TAG.search(triton_module.str_nodebug()) is not None
@@ -109,9 +94,8 @@ def run_plugin(triton_module, target=None):
     module, aliases = bridge.to_upstream(triton_module)
     t1 = time.perf_counter()
     try:
-        result = lower(module, aliases, target=target)
+        lower(module, aliases, target=target)  # rewrites `module` in place
         t2 = time.perf_counter()
-        module, aliases = _result(result, module, aliases)
         prove(module, target, aliases)
     except TlxAliasError as err:  # the user's mistake: surface it as itself, not as a compiler crash
         raise err.with_traceback(None) from None
@@ -126,10 +110,17 @@ def run_plugin(triton_module, target=None):
 # ------------------------------------------------------------------------------------------ install
 
 def _make_hook(prev):
-    def tlx_alias_stages_hook(backend, stages, options, language, capability):
-        if prev is not None:
-            prev(backend, stages, options, language, capability)
+    def tlx_alias_stages_hook(*args):
         from tlx_alias import _triton
+        if not args:  # Triton >= 3.7 asks for the cache key of the pipeline as modified
+            key, digest = prev() if prev is not None else ("", "")
+            if not _active:
+                return key, digest
+            suffix = cache_key_suffix()
+            return key + suffix, hashlib.sha256(f"{digest}{suffix}".encode()).hexdigest()
+        backend, stages, options, language, capability = args
+        if prev is not None:
+            prev(*args)
         stage = stages.get(_triton.STAGE)
         if not _active or stage is None or getattr(stage, "_tlx_alias", False):
             return  # uninstalled, or already wrapped by another copy of this hook in the chain
@@ -160,17 +151,15 @@ def _make_hook(prev):
 
 
 def install():
-    """Register the stages hook and the cache-key suffix. Idempotent and cheap; imports triton."""
+    """Register the stages hook (and, on Triton 3.6, the cache-key suffix). Idempotent and cheap."""
     global _active
     from tlx_alias import _triton
-    current = _triton.get_stages_hook()
-    if _active and getattr(current, "_tlx_alias", False) and _triton.cache_key_is_patched():
-        return
     with _lock:
         current = _triton.get_stages_hook()
         if not getattr(current, "_tlx_alias", False):
             _triton.set_stages_hook(_make_hook(current))
-        _triton.patch_cache_key(cache_key_suffix)
+        if not _triton.HOOK_KEYS_CACHE:
+            _triton.patch_cache_key(cache_key_suffix)
         _active = True
 
 
@@ -183,7 +172,8 @@ def uninstall():
         current = _triton.get_stages_hook()
         if getattr(current, "_tlx_alias", False):
             _triton.set_stages_hook(current._tlx_alias_prev)
-        _triton.unpatch_cache_key()
+        if not _triton.HOOK_KEYS_CACHE:
+            _triton.unpatch_cache_key()
 
 
 def is_installed() -> bool:
@@ -199,15 +189,16 @@ _version = None
 
 
 def plugin_version() -> str:
-    """Hash of the tlx_alias package's source files (passes, verifier, frontend, plugin)."""
+    """Hash of the tlx_alias sources that can change a compiled kernel (frontend, plugin, passes, proof)."""
     global _version
     if _version is None:
         import hashlib
         import tlx_alias
         root = os.path.dirname(os.path.abspath(tlx_alias.__file__))
         h = hashlib.sha256(tlx_alias.__version__.encode())
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
-            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for dirpath, dirnames, filenames in os.walk(root):
+            # what can change a compiled kernel: frontend, plugin, passes, proof (not the bundled kernels)
+            dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "kernels"))
             for name in sorted(filenames):
                 if name.endswith(".py"):
                     path = os.path.join(dirpath, name)

@@ -18,6 +18,7 @@ class PassContext:
     """What every pass of one pipeline run can see: alias definitions, target, diagnostics."""
     aliases: dict = field(default_factory=dict)
     target: str | None = None          # "cuda:90", "cuda:100" ...
+    exact_views: bool = False          # every view must cover its whole backing (Triton 3.8's reinterpret)
     warnings: list = field(default_factory=list)   # (src, message)
     error: TlxAliasError | None = None
 

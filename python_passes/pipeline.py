@@ -14,8 +14,9 @@ from . import PIPELINE, get_all_passes
 from ._ir import PassContext
 
 
-def run(module, names=PIPELINE, aliases=None, target=None, ctx: PassContext | None = None) -> PassContext:
-    ctx = ctx or PassContext(aliases=dict(aliases or {}), target=target)
+def run(module, names=PIPELINE, aliases=None, target=None, ctx: PassContext | None = None,
+        exact_views: bool = False) -> PassContext:
+    ctx = ctx or PassContext(aliases=dict(aliases or {}), target=target, exact_views=exact_views)
     registry = get_all_passes()
     unknown = [n for n in names if n not in registry]
     if unknown:
@@ -48,9 +49,9 @@ def _as_pass(fn, ctx):
     return python_pass
 
 
-def lower(module, aliases=None, target=None):
+def lower(module, aliases=None, target=None, exact_views: bool = False):
     """The plugin's entry: full lowering; warnings go to Python's warnings machinery."""
-    ctx = run(module, PIPELINE, aliases=aliases, target=target)
+    ctx = run(module, PIPELINE, aliases=aliases, target=target, exact_views=exact_views)
     for src, message in ctx.warnings:
         warn_at(src, message)
     return ctx

@@ -14,26 +14,29 @@ with constant indices folded. The spec op is erased. Any other use of a multi-bu
 
 from __future__ import annotations
 
-from tlx_alias.memdesc import with_leading
+from tlx_alias import ttg
+from tlx_alias.memdesc import TMEM, with_leading
 from tlx_alias._mlir import ir
 
-from ._ir import (PassContext, fail, int_attr, ints_attr, memdesc_of, ops_named, set_int, set_str, src_of,
-                  str_attr)
+from ._ir import (PassContext, display_name, fail, int_attr, ints_attr, memdesc_of, ops_named, set_int, set_str,
+                  src_of, str_attr)
 from .size_definition import users
 
 NAME = "tlx-storage-alias-allocation"
-SMEM_BACKING_ENCODING = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"
+# A rank-1 layout over a 2-D [G, P] backing: dim 0 is a pipelining dimension (any size on every supported
+# Triton), P a power of two (Triton 3.8 aborts and 3.9 rejects other non-power-of-two layout dimensions).
+SMEM_BACKING_ENCODING = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>"
 SMEM_ALIGNMENT = 1024
 _VIEW_KEYS = ("buffer_offset", "buffer_stride", "group_sizes", "group_strides")
 
 
 def backing_type(storage: str, total: int) -> str:
+    """[G, P] bytes (SMEM) or [G, 128, P] 32-bit columns (TMEM), P the largest power of two dividing total."""
+    p = total & -total
     if storage == "tmem":
-        return (f"!ttg.memdesc<128x{total}xi32, #ttng.tensor_memory_encoding<blockM = 128, blockN = {total}, "
-                f"colStride = 1>, #ttng.tensor_memory, mutable>")
-    cols = total & -total          # largest power of two dividing the size
-    cols = min(cols, 1024)
-    return f"!ttg.memdesc<{total // cols}x{cols}xi8, {SMEM_BACKING_ENCODING}, #ttg.shared_memory, mutable>"
+        return (f"!ttg.memdesc<{total // p}x128x{p}xi32, #ttng.tensor_memory_encoding<blockM = 128, "
+                f"blockN = {p}, colStride = 1>, #ttng.tensor_memory, mutable>")
+    return f"!ttg.memdesc<{total // p}x{p}xi8, {SMEM_BACKING_ENCODING}, #ttg.shared_memory, mutable>"
 
 
 def run(module, ctx: PassContext):
@@ -72,6 +75,11 @@ def _replace_with_view(alloc, backing, total, ctx):
     offset, stride = int_attr(alloc, "buffer_offset"), int_attr(alloc, "buffer_stride")
     radices, strides = ints_attr(alloc, "group_sizes"), ints_attr(alloc, "group_strides")
     slots = total // b
+    if ctx.exact_views and slots * b != total:
+        fail(alloc, NAME, f"buffer '{display_name(alloc)}' ({b} {unit_of(desc)} per buffer) does not tile its "
+                          f"spec's {total} {unit_of(desc)}, and this Triton release (3.8) can only reinterpret a "
+                          "whole allocation",
+             f"pad the spec with buffer_size_bytes to a multiple of every buffer's size, or use triton 3.9")
     view_type = ir.Type.parse(with_leading(desc.text, slots))
     view = ir.Operation.create("ttg.memdesc_reinterpret", results=[view_type],
                                operands=[backing.result], loc=alloc.location, ip=ir.InsertionPoint(alloc))
@@ -88,6 +96,10 @@ def _replace_with_view(alloc, backing, total, ctx):
     alloc.erase()
     plan = _IndexPlan(offset // b, stride // b, list(radices), [u // b for u in strides])
     _retype_and_rewrite(view.result, view.result.type, plan, alloc_src=src_of(view))
+
+
+def unit_of(desc) -> str:
+    return "columns" if desc.space == TMEM else "bytes"
 
 
 class _IndexPlan:
@@ -135,10 +147,9 @@ def _retype_and_rewrite(value, new_type, plan, alloc_src, seen=None):
             parent = owner.parent
             _follow(parent.regions[1].blocks[0].arguments[pos - 1], new_type, plan, alloc_src, seen)
             _follow(parent.results[pos - 1], new_type, plan, alloc_src, seen)
-        elif name == "ttg.warp_specialize":
-            for region_holder in _partition_regions(owner):
-                for region in region_holder:
-                    _follow(region.blocks[0].arguments[pos], new_type, plan, alloc_src, seen)
+        elif name in (ttg.WS, ttg.WS_PARTITIONS):
+            for arg in ttg.partition_args(owner, pos):
+                _follow(arg, new_type, plan, alloc_src, seen)
         elif name in ("ttg.local_dealloc", "ttng.tmem_dealloc"):
             owner.erase()
         else:
@@ -151,17 +162,6 @@ def _follow(value, new_type, plan, alloc_src, seen):
         return
     value.set_type(new_type)
     _retype_and_rewrite(value, new_type, plan, alloc_src, seen)
-
-
-def _partition_regions(ws):
-    """Regions of a warp_specialize's partitions (nested in a `ttg.warp_specialize.partitions` op)."""
-    out = []
-    for region in ws.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                if op.name == "ttg.warp_specialize.partitions":
-                    out.append(list(op.regions))
-    return out
 
 
 def _unsupported(owner, alloc_src):

@@ -61,8 +61,13 @@ def _leaf_ids(node):
 def run(module, ctx: PassContext):
     specs: dict[str, list] = {}
     for op in walk(module):
-        if op.name in ALLOC_OPS and "tlx.spec" in op.attributes:
-            specs.setdefault(str_attr(op, "tlx.spec"), []).append(op)
+        if "tlx.spec" not in op.attributes:
+            continue
+        if op.name not in ALLOC_OPS:  # local_alloc(reuse=<descriptor>) tagged the op behind that descriptor
+            fail(op, NAME, f"the buffer reused at {str_attr(op, 'tlx.src')} is the result of '{op.name}', "
+                           "not an allocation", "pass reuse=<the descriptor an allocation returned>, or declare "
+                           "the sharing with a storage_alias_spec")
+        specs.setdefault(str_attr(op, "tlx.spec"), []).append(op)
     all_ids = {}
     for sid, ops in specs.items():
         for op in ops:

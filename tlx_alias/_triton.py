@@ -1,39 +1,47 @@
-"""Everything that depends on Triton's version (3.6.0) lives here, and nothing else imports triton internals.
+"""Everything that depends on the Triton release (3.6.0 to 3.9.x) lives here; nothing else touches internals.
 
-- the stages hook knob (`knobs.runtime.add_stages_inspection_hook`) and the stage the plugin wraps (`ttgir`);
-- the compile-cache key patch point (`get_cache_key` as imported into `triton.compiler.compiler` and
-  `triton.runtime.jit`);
+Compiler side:
+- the stages hook knob (`knobs.runtime.add_stages_inspection_hook`) and the stage the plugin wraps (`ttgir`).
+  From 3.7 Triton also calls the hook with no arguments and keys its disk and in-process caches on the
+  `(key, hash)` it returns; 3.6 does not, so there the compile-cache key function is patched instead;
 - the generic printout: Triton's Python API prints modules only in custom assembly. Its pass manager writes
   a "reproducer" file when `TRITON_REPRODUCER_PATH` is set (`pass_manager.run(mod, tag)` writes
-  `<path>.<tag>.repro.mlir` before running). MLIR prints a module that fails verification in generic form,
-  so we add an empty second block to the module region for the moment (a `builtin.module` may have only
-  one), run an EMPTY pass manager, read the file and erase the block. Nothing runs over the module, so it
-  is left exactly as it was; no diagnostics are printed. Measured: ~0.2 ms for a small kernel, large
-  constants are printed in full (`dense<"0x...">`), no locations.
-- parsing text back: `ir.parse_mlir_module(path, context)` keeps the `loc(...)` it finds.
+  `<path>.<tag>.repro.mlir`). MLIR prints a module that fails verification in generic form, so we add an
+  empty second block to the module region for the moment (a `builtin.module` may have only one), run an
+  EMPTY pass manager, read the file and erase the block. Nothing runs over the module. No Triton release
+  offers another way out in generic form (checked 3.6-3.9), so the environment variable and file
+  descriptor 2 are borrowed for the ~1 ms this takes, under a lock;
+- parsing text back: `ir.parse_mlir_module(path, context)` (a path only), from a private temporary
+  directory that is removed at once;
+- what the lowering may emit: an SMEM backing allocation is `[G, P] x i8` with a rank-1 shared layout, so
+  dim 0 is a pipelining dimension any size may take and P is a power of two (3.8 aborts, 3.9 rejects other
+  non-power-of-two shapes); `memdesc_reinterpret` keeps the exact size on 3.8 (REINTERPRET_KEEPS_SIZE).
 
-Importing this module imports triton.
+Gluon side (the frontend and kernels call these instead of the renamed builtins): `barrier`, `tma_load`,
+`tma_store`, `tmem_reg_layout`, `reinterpret`, `tmem_layout`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import sys
 import tempfile
 import threading
 
 import triton
+from triton import knobs
+from triton._C.libtriton import ir
 
-SUPPORTED = "3.6.0"
-VERSION = triton.__version__
-if VERSION.split("+")[0] != SUPPORTED:  # a different Triton may rename any of the internals below
-    import warnings
-    from tlx_alias.errors import TlxAliasWarning
-    warnings.warn(TlxAliasWarning(f"tlx-alias is written against triton {SUPPORTED}; found {VERSION}"),
-                  stacklevel=2)
+VERSION = tuple(int(x) for x in re.match(r"(\d+)\.(\d+)\.(\d+)", triton.__version__).groups())
+SUPPORTED = ((3, 6), (3, 9))          # first and last supported minor release
+if not SUPPORTED[0] <= VERSION[:2] <= SUPPORTED[1]:
+    raise ImportError(f"tlx-alias supports triton 3.6 to 3.9; found triton {triton.__version__}. "
+                      "Install a supported release: pip install 'triton>=3.6,<3.10'")
 
-from triton import knobs  # noqa: E402
-from triton._C.libtriton import ir  # noqa: E402
+HOOK_KEYS_CACHE = VERSION >= (3, 7, 0)          # the hook answers `()` with the cache key of its pipeline
+REINTERPRET_KEEPS_SIZE = VERSION[:2] == (3, 8)   # memdesc_reinterpret must keep the allocation's byte size
 
 STAGE = "ttgir"            # the plugin runs right after this stage (before `llir` assigns offsets)
 CAPACITY_STAGE = "llir"    # after it, metadata has "shared" and "tmem_size" (every buffer placed)
@@ -45,29 +53,14 @@ _REPRO_ENV = "TRITON_REPRODUCER_PATH"
 _EXTRA_BLOCK = "\n^bb1:  // no predecessors\n"
 
 _lock = threading.RLock()
-_tmpdir = None
-
-
-def tmpdir() -> str:
-    """A private directory for this process's bridge files (removed at exit)."""
-    global _tmpdir
-    if _tmpdir is None:
-        import atexit
-        import shutil
-        _tmpdir = tempfile.mkdtemp(prefix="tlx-alias-")
-        atexit.register(shutil.rmtree, _tmpdir, True)
-    return _tmpdir
 
 
 @contextlib.contextmanager
 def captured_stderr():
-    """Redirect fd 2 (C++ diagnostics) into a file for the block; yields a callable returning the text."""
-    import sys
-    with tempfile.TemporaryFile(mode="w+b", dir=tmpdir()) as sink:
-        try:
+    """Redirect fd 2 (C++ diagnostics) into an anonymous file for the block; yields a callable returning it."""
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        with contextlib.suppress(Exception):
             sys.stderr.flush()
-        except Exception:
-            pass
         saved = os.dup(2)
         os.dup2(sink.fileno(), 2)
         try:
@@ -87,20 +80,33 @@ def set_stages_hook(fn):
     knobs.runtime.add_stages_inspection_hook = fn
 
 
+def stages_hook(fn, key: str):
+    """A stages hook from `fn(backend, stages, options, language, capability)` that also answers Triton
+    >= 3.7's no-argument call with `(key, hash)`, so compiles with and without it are cached apart."""
+    import hashlib
+
+    def hook(*args):
+        if not args:
+            return key, hashlib.sha256(key.encode()).hexdigest()
+        return fn(*args)
+    return hook
+
+
 def target_of(backend) -> str:
     """"cuda:90", "cuda:100", "hip:gfx942" — the same spelling as the module's `ttg.target`."""
     return f"{backend.target.backend}:{backend.target.arch}"
 
 
-# ---------------------------------------------------------------------------- the cache key
+# ---------------------------------------------------------------------------- the cache key (3.6)
 
 _KEY_HOLDERS = ("triton.compiler.compiler", "triton.runtime.jit")
 
 
 def patch_cache_key(suffix_fn):
-    """Make `get_cache_key(...)` return the original key + `suffix_fn()` wherever Triton calls it.
+    """3.6 only: make `get_cache_key(...)` return the original key + `suffix_fn()` wherever Triton calls it.
 
-    Idempotent; `unpatch_cache_key()` restores the original functions.
+    Idempotent; `unpatch_cache_key()` restores the original functions. (3.6's in-process JIT cache does
+    not go through it: there the plugin is switched per process.)
     """
     import importlib
     for name in _KEY_HOLDERS:
@@ -129,43 +135,32 @@ def cache_key_is_patched() -> bool:
 
 # ---------------------------------------------------------------------------- generic printout / parse
 
-_counter = 0
-
-
 def print_generic(module) -> str:
     """The whole module in generic form, alias definitions on top, no locations.
 
-    The module is unchanged afterwards (the temporary block is erased; no pass runs).
+    The module is unchanged afterwards (the temporary block is erased; no pass runs); no file is left.
     """
-    global _counter
-    with _lock:
-        _counter += 1
-        tag = f"p{os.getpid()}_{_counter}"
-        base = os.path.join(tmpdir(), "repro")
-        path = f"{base}.{tag}.repro.mlir"
+    with _lock, tempfile.TemporaryDirectory(prefix="tlx-alias-") as tmp:
+        base = os.path.join(tmp, "repro")
         saved = os.environ.get(_REPRO_ENV)
         block = ir.builder(module.context).create_block_with_parent(module.get_region(0), [])
         try:
             os.environ[_REPRO_ENV] = base
             with captured_stderr():
-                ir.pass_manager(module.context).run(module, tag)
+                ir.pass_manager(module.context).run(module, "tlx")
         finally:
             block.erase()
             if saved is None:
                 os.environ.pop(_REPRO_ENV, None)
             else:
                 os.environ[_REPRO_ENV] = saved
-        try:
-            with open(path) as f:
-                text = f.read()
-        finally:
-            with contextlib.suppress(OSError):
-                os.remove(path)
+        with open(f"{base}.tlx.repro.mlir") as f:
+            text = f.read()
     # Drop the temporary block (the module region's last block, at column 0) and the pipeline description.
     at = text.rfind(_EXTRA_BLOCK)
     if at < 0 or not text.lstrip().startswith(("#", "!", '"builtin.module"')):
         raise RuntimeError("tlx-alias: Triton's reproducer did not print the module in generic form "
-                           f"(triton {VERSION}); first line: {text[:200]!r}")
+                           f"(triton {triton.__version__}); first line: {text[:200]!r}")
     text = text[:at + 1] + text[at + len(_EXTRA_BLOCK):]
     cut = text.find("\n{-#\n  external_resources: {\n    mlir_reproducer:")
     if cut >= 0:
@@ -173,12 +168,66 @@ def print_generic(module) -> str:
     return text
 
 
-def parse(path: str, context):
-    """Parse an MLIR file into a Triton module in `context`; returns (module or None, stderr text)."""
-    with captured_stderr() as err:
-        try:
-            module = ir.parse_mlir_module(path, context)
-            module.context = context  # as triton.compiler.compiler.parse does; later stages read it
-            return module, ""
-        except Exception as exc:  # Triton raises RuntimeError("Parse MLIR file failed...")
-            return None, f"{exc}\n{err()}"
+def parse(text: str, context):
+    """Parse MLIR text into a Triton module in `context`; returns (module or None, diagnostics text).
+
+    Triton parses only from a path: the text goes to a private temporary directory, removed at once.
+    """
+    with tempfile.TemporaryDirectory(prefix="tlx-alias-") as tmp:
+        path = os.path.join(tmp, "module.mlir")
+        with open(path, "w") as f:
+            f.write(text)
+        with captured_stderr() as err:
+            try:
+                module = ir.parse_mlir_module(path, context)
+                module.context = context  # as triton.compiler.compiler.parse does; later stages read it
+                return module, ""
+            except Exception as exc:  # Triton raises RuntimeError("Parse MLIR file failed...")
+                return None, f"{exc}\n{err()}".replace(path, "<lowered module>")
+
+
+def new_context():
+    """A Triton MLIR context with every dialect Triton's NVIDIA backend parses (for `tlx-verify`)."""
+    from triton._C.libtriton import nvidia
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    nvidia.load_dialects(ctx)
+    return ctx
+
+
+# ---------------------------------------------------------------------------- Gluon, renamed builtins
+
+from triton.experimental import gluon as _gluon  # noqa: E402
+from triton.experimental.gluon import language as _gl  # noqa: E402
+from triton.experimental.gluon.language._core import builtin as _builtin  # noqa: E402
+from triton.experimental.gluon.language.nvidia import blackwell as _bw  # noqa: E402
+from triton.experimental.gluon.language.nvidia.hopper import tma as _tma  # noqa: E402
+
+barrier = getattr(_gl, "barrier", None) or _gl.thread_barrier                         # 3.7: renamed
+tma_load = getattr(_tma, "async_load", None) or _tma.async_copy_global_to_shared       # 3.8: renamed
+tma_store = getattr(_tma, "async_store", None) or _tma.async_copy_shared_to_global     # 3.8: renamed
+
+
+def _tmem_reg_layout(element_ty, shape, layout, num_warps):
+    """The register layout of TMEM loads/stores of a `shape` tile (3.8 moved it onto the descriptor type)."""
+    unwrap = _gl._core._unwrap_if_constexpr
+    element_ty, layout, num_warps = unwrap(element_ty), unwrap(layout), unwrap(num_warps)
+    shape = [unwrap(s) for s in unwrap(shape)]
+    ty = _bw.tensor_memory_descriptor_type(element_ty, shape, layout, shape)
+    return type(ty).__dict__["get_reg_layout"].fn(ty, num_warps)
+
+
+# 3.6/3.7: the builtin itself (its dependency scan rejects a wrapper that calls it), same signature.
+tmem_reg_layout = getattr(_bw, "get_tmem_reg_layout", None) or _gluon.constexpr_function(_tmem_reg_layout)
+
+
+@_builtin
+def reinterpret(desc, dtype, shape, layout, _semantic=None):
+    """`desc` viewed as `shape` of `dtype` with `layout` (3.9 renamed `_reinterpret` to `reinterpret`)."""
+    method = getattr(desc, "reinterpret", None) or desc._reinterpret
+    return method(dtype, shape, layout, _semantic=_semantic)
+
+
+def tmem_layout(block, col_stride=1, two_ctas=False):
+    """A TensorMemoryLayout (3.8 replaced `cta_split_num` by `cga_layout`; both default to one CTA)."""
+    return _bw.TensorMemoryLayout(tuple(block), col_stride=col_stride, two_ctas=two_ctas)

@@ -9,8 +9,9 @@ Inside `@gluon.jit` code (seed 000):
 
 Everything here runs at trace time. `local_alloc` returns ordinary Gluon memory descriptors; with
 `reuse=spec` the allocation op carries the Contract-1 attributes (docs/ARCHITECTURE.md) that the
-lowering passes read, and with `reuse=<descriptor>` (legacy TLX) it is a `ttg.memdesc_reinterpret`
-of that descriptor. Mistakes raise `TlxAliasError` naming the kernel line (`file.py:LINE`).
+lowering passes read; `reuse=<descriptor>` (legacy TLX, deprecated) makes that descriptor and the new
+buffers members of one spec without a reuse tree (all at offset 0). Mistakes raise `TlxAliasError`
+naming the kernel line (`file.py:LINE`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLay
 
 from tlx_alias._frontend_trace import (assigned_name, opaque_type, record_of, require_generator, src_of,
                                        tag_descriptor, trace)
-from tlx_alias.errors import TlxAliasError
+from tlx_alias.errors import TlxAliasError, warn_at
 
 __all__ = ["storage_kind", "reuse_group_type", "storage_alias_spec", "local_alloc", "reuse_group"]
 
@@ -113,6 +114,9 @@ class storage_alias_spec(base_value):
 
     def _flatten_ir(self, handles) -> None:
         return None
+
+    def _set_name(self, builder, name) -> None:
+        return None  # no IR value to name (Triton >= 3.8 names every assigned value)
 
     def __repr__(self):
         return f"storage_alias_spec({self._id}, {self._storage!r}, {self._size})"
@@ -201,6 +205,9 @@ class reuse_group(base_value):
     def _flatten_ir(self, handles) -> None:
         return None
 
+    def _set_name(self, builder, name) -> None:
+        return None  # no IR value to name (Triton >= 3.8 names every assigned value)
+
     def _leaves(self):
         for child in self.children:
             yield from child._leaves() if isinstance(child, reuse_group) else (record_of(child), )
@@ -258,7 +265,7 @@ def local_alloc(shape, dtype, num, storage=storage_kind.smem, reuse=None, layout
     """Allocate `num` buffers of `shape` in SMEM or TMEM; returns a Gluon descriptor of `[num, *shape]`.
 
     reuse=None: a plain allocation. reuse=spec: an ordinary allocation tagged for the lowering
-    (Contract 1). reuse=<descriptor>: legacy TLX, a reinterpret of that descriptor at offset 0.
+    (Contract 1). reuse=<descriptor>: legacy TLX, aliases that descriptor at offset 0 (see _legacy_spec).
     """
     api = "tlx.local_alloc"
     src = src_of(_generator)
@@ -296,7 +303,7 @@ def local_alloc(shape, dtype, num, storage=storage_kind.smem, reuse=None, layout
     full = [n, *shape]
 
     if isinstance(reuse, (gl.shared_memory_descriptor, tensor_memory_descriptor)):
-        return _legacy_alias(reuse, full, dtype, storage, layout, _semantic, src)
+        reuse = _legacy_spec(reuse, full, dtype, storage, layout, _semantic, _generator, src)
     if reuse is not None and not isinstance(reuse, storage_alias_spec):
         raise _error(api, f"reuse must be a tlx.storage_alias_spec or a descriptor, got {reuse!r}",
                      "pass reuse=spec (from tlx.storage_alias_spec) or omit it", src)
@@ -312,21 +319,30 @@ def local_alloc(shape, dtype, num, storage=storage_kind.smem, reuse=None, layout
     if reuse is None:
         return desc
 
-    record = _Alloc(trace(_generator).next_alloc(), reuse, src, desc.handle, assigned_name(_generator))
+    return tag_descriptor(desc, _tag(desc.handle, reuse, src, assigned_name(_generator), _semantic, _generator))
+
+
+def _tag(handle, spec, src, name, _semantic, _generator):
+    """Write the Contract-1 attributes of a member of `spec` on the allocation op of `handle`."""
+    record = _Alloc(trace(_generator).next_alloc(), spec, src, handle, name)
     b = _semantic.builder
-    attrs = {"tlx.spec": reuse.id, "tlx.spec_storage": reuse.storage.name, "tlx.spec_src": reuse._src,
+    attrs = {"tlx.spec": spec.id, "tlx.spec_storage": spec.storage.name, "tlx.spec_src": spec._src,
              "tlx.alloc": record.id, "tlx.src": src}
     if record.name:
         attrs["tlx.name"] = record.name
     for key, value in attrs.items():
-        desc.handle.set_attr(key, b.get_string_attr(value))
-    if reuse.buffer_size_bytes is not None:
-        desc.handle.set_attr("tlx.spec_size", b.get_int32_attr(reuse.buffer_size_bytes))
-    return tag_descriptor(desc, record)
+        handle.set_attr(key, b.get_string_attr(value))
+    if spec.buffer_size_bytes is not None:
+        handle.set_attr("tlx.spec_size", b.get_int32_attr(spec.buffer_size_bytes))
+    return record
 
 
-def _legacy_alias(base, full, dtype, storage, layout, _semantic, src):
-    """Legacy `reuse=<descriptor>`: view `base`'s memory (offset 0) as `full`, checked to fit."""
+def _legacy_spec(base, full, dtype, storage, layout, _semantic, _generator, src):
+    """Legacy `reuse=<descriptor>`: the new buffers alias `base` at offset 0 (checked to fit).
+
+    Lowered as a spec without a reuse tree whose members are `base` and every allocation that reuses it:
+    one backing allocation, every view at offset 0, proven like any spec. Returns that (implicit) spec.
+    """
     api = "tlx.local_alloc(reuse=<descriptor>)"
     is_tmem = isinstance(base, tensor_memory_descriptor)
     if is_tmem != (storage == storage_kind.tmem):
@@ -344,16 +360,28 @@ def _legacy_alias(base, full, dtype, storage, layout, _semantic, src):
         raise _error(api, f"{full[0]} x {full[1:]} {dtype} needs {need} {unit} but the reused buffer "
                      f"{list(base.shape)} {base.dtype} has {have}", "reduce num or the shape, or reuse a larger "
                      "buffer (better: a tlx.storage_alias_spec, which sizes the region for you)", src)
-    if is_tmem:
-        view = base._reinterpret(dtype, full, layout, _semantic=_semantic)
-    else:
-        view = _semantic.memdesc_reinterpret(base, dtype, full, layout)
-    view.handle.set_attr("tlx.legacy_alias", _semantic.builder.get_string_attr(src))
-    return view
+    record = record_of(base)
+    if record is not None and not getattr(record.spec, "_legacy", False):
+        raise _error(api, f"the reused buffer belongs to {record.spec.id} (created at {record.spec._src})",
+                     f"allocate with reuse={record.spec.id} instead of reusing one of its buffers", src)
+    warn_at(src, "local_alloc(reuse=<descriptor>) is TLX's legacy alias; declare the sharing instead: "
+                 "spec = tlx.storage_alias_spec(storage=...), then local_alloc(..., reuse=spec) for the reused "
+                 "buffer and for this one (offset 0 for both, as here)")
+    if record is not None:
+        return record.spec
+    spec = storage_alias_spec(storage, _semantic=_semantic, _generator=_generator)
+    spec._legacy = True
+    try:
+        tag_descriptor(base, _tag(base.handle, spec, src, None, _semantic, _generator))
+    except Exception:  # not an op result (a loop-carried or function argument): nothing to tag
+        raise _error(api, "the reused descriptor is not an allocation of this kernel",
+                     "pass the descriptor an allocation returned (not a view or a loop-carried value)",
+                     src) from None
+    return spec
 
 
-try:  # importing the frontend activates the lowering plugin (written in parallel; optional here)
-    from tlx_alias.plugin import hook as _hook
-    _hook.install()
-except (ImportError, AttributeError):
-    pass
+# Importing the frontend switches the lowering plugin on for this process. If it cannot be installed the
+# import fails here: a kernel that uses the API is never compiled without its lowering and proof.
+from tlx_alias.plugin import hook as _hook  # noqa: E402
+
+_hook.install()

@@ -22,6 +22,7 @@ RLIMIT_INVARIANT = 2_000_000     # per check; a loop-invariant candidate that ne
 RLIMIT_PROPERTY = 20_000_000     # per check; more than this is reported "cannot prove"
 RLIMIT_KERNEL = 60_000_000       # all property checks of one kernel together (~15 s on a 2-core CI machine)
 
+from tlx_alias import ttg
 from tlx_alias._mlir import ir
 
 
@@ -332,10 +333,8 @@ class Encoder:
                 return self._iv(parent, is_bool)
             self._loop_vars(parent)
             return self.memo[v]
-        if parent.name == "ttg.warp_specialize.partitions":
-            ws = parent.parent
-            ws = getattr(ws, "operation", ws)
-            return self.val(ws.operands[k])
+        if parent.name == ttg.WS_PARTITIONS:
+            return self.val(ttg.capture_of(v))
         if parent.name == "tt.func":
             name, _ = loc_info(v.location, self.path)
             var = self.fresh(name or f"arg{k}", True, "kernel argument", is_bool)

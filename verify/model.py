@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import z3
 
+from tlx_alias import ttg
 from tlx_alias._mlir import ir
 
 from .encode import INT_OPS, Encoder, _attr_int, _attr_ints, _attr_str, _width, loc_info
@@ -316,9 +317,8 @@ class ModelBuilder:
             block = v.owner
             parent = getattr(block.region.owner, "operation", block.region.owner)
             k = v.arg_number
-            if parent.name == "ttg.warp_specialize.partitions":
-                ws = getattr(parent.parent, "operation", parent.parent)
-                return self.refs(ws.operands[k])
+            if parent.name == ttg.WS_PARTITIONS:
+                return self.refs(ttg.capture_of(v))
             if parent.name == "scf.for" and k > 0:
                 init = self.refs(parent.operands[3 + k - 1])
                 self.memo[v] = init
@@ -535,7 +535,12 @@ def _memdesc_subslice(b, op, v, src: Ref, md):
 
 
 def _tmem_subslice(b, op, v, src: Ref, md):
-    n = _attr_int(op, "N") or 0
+    """Columns [N, N + width) of the source: `N` (Triton 3.6-3.8) or `offset` along `dim` 1 (3.9)."""
+    n = _attr_int(op, "N")
+    if n is None and (_attr_int(op, "dim") or 1) == 1:
+        n = _attr_int(op, "offset")
+    if n is None:  # a row slice, or an attribute this model does not know: somewhere inside the source
+        return _shifted(b, op, src, md, 0, False)
     off = n * src.md.cols_per_element()
     if off != int(off):
         return _shifted(b, op, src, md, 0, False)

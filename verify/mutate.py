@@ -38,8 +38,9 @@ memory it touches is still safe); the verifier flagging one is counted apart ("f
 
 Verdicts: caught (unsafe, the verifier reports a violation), missed (unsafe, no violation: a "cannot
 prove" is only a warning in the default TLX_ALIAS_PROOF=error mode, so it does not count), equivalent,
-flagged (equivalent, yet a violation: e.g. the IR's own tree contradicts its layout), invalid (Triton
-cannot parse the mutant: a harness bug, expected 0).
+flagged (equivalent, yet a violation: e.g. the IR's own tree contradicts its layout), rejected (Triton
+3.8+ refuses the mutant itself: a view larger than its source), invalid (Triton cannot parse the
+mutant: a harness bug, expected 0).
 """
 from __future__ import annotations
 
@@ -120,8 +121,8 @@ class Backing:
     elem: str
 
     @property
-    def size(self) -> int:     # bytes, or 32-bit columns
-        return self.dims[1] if self.space == "tmem" else math.prod(self.dims) * _BYTES[self.elem]
+    def size(self) -> int:     # bytes, or 32-bit columns (of 128 lanes)
+        return math.prod(self.dims) * _BYTES[self.elem] // (128 * 4 if self.space == "tmem" else 1)
 
 
 @dataclass
@@ -508,6 +509,8 @@ def shrink_allocation(low):
     for b in low.backings.values():
         if b.space == "tmem":
             continue
+        if b.dims[0] == 1:  # [1, P]: no row of P bytes to drop
+            continue
         dims = [b.dims[0] - 1] + b.dims[1:]
         old, new = "x".join(map(str, b.dims)) + "x" + b.elem, "x".join(map(str, dims)) + "x" + b.elem
         e = Edit(low)
@@ -585,7 +588,7 @@ OPERATORS = {
 class Outcome:
     op: str
     target: str
-    verdict: str                  # caught | missed | equivalent | flagged | invalid
+    verdict: str                  # caught | missed | equivalent | flagged | rejected | invalid
     problems: list = field(default_factory=list)      # the oracle's
     found: list = field(default_factory=list)         # the verifier's violations
     unknowns: int = 0
@@ -609,6 +612,9 @@ def mutants(ttgir: str, ops=None):
             yield name, target, edit.text()
 
 
+_TRITON_SIZE_CHECKS = ("exceeds the source view", "same logical storage size")
+
+
 def run(ttgir: str, ops=None) -> list:
     """Outcome of every mutant of a kernel (see the module doc for the classification)."""
     from tlx_alias.verify.source import InputError
@@ -618,7 +624,9 @@ def run(ttgir: str, ops=None) -> list:
         try:
             report = prove_text(text)
         except InputError as exc:
-            out.append(Outcome(op, target, "invalid", [str(exc).splitlines()[0]], text=text))
+            # Triton 3.8+ checks a view's size against its source itself: such a mutant never reaches us
+            verdict = "rejected" if any(m in str(exc) for m in _TRITON_SIZE_CHECKS) else "invalid"
+            out.append(Outcome(op, target, verdict, [str(exc).splitlines()[0]], text=text))
             continue
         problems = oracle(spec, Lowered(text))
         found = [f"{v.prop} {v.alloc}: {v.detail}" for v in report.violations]

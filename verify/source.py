@@ -7,8 +7,6 @@ Anything unreadable raises `InputError` (CLI exit code 2).
 """
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 
 from tlx_alias._mlir import ir, new_context
@@ -56,24 +54,11 @@ def load_generic(text: str, path: str = "<text>") -> Loaded:
 
 
 def load_triton(text: str, path: str = "<text>") -> Loaded:
-    try:
-        from triton._C.libtriton import ir as tir
-        from triton._C.libtriton import nvidia
-    except ImportError as exc:  # pragma: no cover - triton is a dependency
-        raise InputError(f"triton is not importable: {exc}") from None
-    tctx = tir.context()
-    tir.load_dialects(tctx)
-    nvidia.load_dialects(tctx)
-    with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
-        f.write(text)
-        tmp = f.name
-    try:
-        tmod = tir.parse_mlir_module(tmp, tctx)
-    except Exception as exc:
-        raise InputError(f"Triton parse failed: {_first_line(exc)}") from None
-    finally:
-        os.unlink(tmp)
-    tmod.context = tctx  # as triton.compiler does after parsing; the bridge reads it
+    from tlx_alias import _triton
+    tmod, err = _triton.parse(text, _triton.new_context())
+    if tmod is None:
+        raise InputError(f"Triton parse failed: {_first_line(err)}" + "".join(
+            f"\n    {line}" for line in err.splitlines()[1:] if "error:" in line))
     try:
         import warnings
         from tlx_alias.plugin.bridge import to_upstream

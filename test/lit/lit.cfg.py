@@ -19,6 +19,8 @@ config.substitutions.append(("%PYTHON", sys.executable))
 # tlx-opt / tlx-verify are console scripts of the venv running lit.
 bindir = os.path.dirname(sys.executable)
 config.environment["PATH"] = bindir + os.pathsep + config.environment.get("PATH", os.environ.get("PATH", ""))
+# `REQUIRES: triton-3.6` etc.: the installed Triton release, for inputs only some releases compile.
+config.available_features.add("triton-%s.%s" % tuple(triton.__version__.split(".")[:2]))
 # Keep tests hermetic: no plugin or cache state leaking in from the caller.
 for var in ("TRITON_PASS_PLUGIN", "TRITON_CACHE_DIR", "TRITON_KERNEL_DUMP"):
     config.environment.pop(var, None)

@@ -6,6 +6,7 @@ cubin, the same `.loc` lines; for kernels without `scf.for`, even the same ttgir
 
 import os
 import re
+import tempfile
 import warnings
 
 import pytest
@@ -15,6 +16,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
 from triton.experimental.gluon.language.nvidia import blackwell as bw
+from tlx_alias import _triton as compat
 
 from tlx_alias import _triton
 from tlx_alias.errors import TlxAliasWarning
@@ -72,7 +74,7 @@ def k_ws(x_ptr):
 def k_tmem(x_ptr):
     tml: gl.constexpr = bw.TensorMemoryLayout((128, 64), col_stride=1)
     tm = bw.allocate_tensor_memory(gl.float32, [2, 128, 64], tml)
-    reg: gl.constexpr = bw.get_tmem_reg_layout(gl.float32, [128, 64], tml, 4)
+    reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [128, 64], tml, 4)
     tm.index(0).store(gl.full([128, 64], 3.0, gl.float32, reg))
     v = tm.index(0).load(reg)
     offs = gl.arange(0, 128, layout=gl.SliceLayout(1, reg))
@@ -121,7 +123,7 @@ def compile_with(src, cc, after_ttgir=None):
     def hook(backend, stages, options, language, capability):
         stage = stages["ttgir"]
         stages["ttgir"] = lambda mod, md: after_ttgir(stage(mod, md))
-    _triton.set_stages_hook(hook if after_ttgir else None)
+    _triton.set_stages_hook(_triton.stages_hook(hook, f"test-{id(after_ttgir)}") if after_ttgir else None)
     try:
         return triton.compile(src, target=GPUTarget("cuda", cc, 32))
     finally:
@@ -276,18 +278,29 @@ def test_print_generic_leaves_the_module_as_it_was():
     assert "^bb1" not in text and "mlir_reproducer" not in text and " loc(" not in text
 
 
-def test_to_triton_parse_failure_names_the_file(capfd):
+def test_to_triton_parse_failure_leaves_no_file_unless_asked(capfd, tmp_path, monkeypatch):
     def corrupt(mod):
         module, aliases = bridge.to_upstream(mod)
         aliases = {k: v for k, v in aliases.items() if k != "#shared"}  # a dangling #shared reference
         return bridge.to_triton(module, aliases, mod.context)
-    with pytest.raises(bridge.BridgeError, match=r"kept at .*tlx-alias-lowered-.*\.mlir") as info:
-        compile_with(gluon_src("smem"), 90, corrupt)
-    assert "undefined symbol alias id 'shared'" in str(info.value)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))   # where a temporary file would go
+    tempfile.tempdir = None
+    try:
+        with pytest.raises(bridge.BridgeError, match="set TLX_ALIAS_KEEP_IR=<directory> to keep it") as info:
+            compile_with(gluon_src("smem"), 90, corrupt)
+        assert "undefined symbol alias id 'shared'" in str(info.value)
+        assert os.listdir(tmp) == []
+        keep = tmp / "kept"
+        monkeypatch.setenv("TLX_ALIAS_KEEP_IR", str(keep))
+        with pytest.raises(bridge.BridgeError, match=r"kept at .*tlx-alias-lowered-.*\.mlir") as info:
+            compile_with(gluon_src("smem"), 90, corrupt)
+    finally:
+        tempfile.tempdir = None
     path = re.search(r"kept at (\S+\.mlir)", str(info.value)).group(1)
-    with open(path) as f:
-        assert "#blocked = " in f.read()
-    os.remove(path)
+    assert os.path.dirname(path) == str(keep) and "#blocked = " in open(path).read()
+    assert os.listdir(tmp) == ["kept"]
     out, err = capfd.readouterr()
     assert err == ""
 

@@ -2,6 +2,7 @@
 import re
 
 import pytest
+from ir_text import smem_backing
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.experimental import gluon
@@ -53,7 +54,7 @@ def test_two_views_share_one_allocation_on_hopper(tree):
     k = compile_kernel(two_views_kernel, {"out_ptr": "*fp32"}, {"TREE": tree})
     ttgir = k.asm["ttgir"]
     assert len(re.findall(r"ttg\.local_alloc", ttgir)) == 1
-    assert "!ttg.memdesc<32x1024xi8" in ttgir
+    assert smem_backing(ttgir) == [32768]
     assert k.metadata.shared == 32768          # the larger view's bytes, not 32768 + 32768
     types = {name: ty for name, _, ty in lowered_views(ttgir)}
     assert types["f32"].startswith("!ttg.memdesc<2x64x64xf32")
@@ -119,3 +120,27 @@ def test_lowering_warning_points_at_the_kernel_line():
         [(w.filename, w.lineno, str(w.message)) for w in ours]
     assert "buffer 'unused' of the reuse tree is never used" in str(ours[0].message)
     assert k.metadata.shared == 2 * 64 * 64 * 4   # no space reserved for the removed leaf
+
+
+@gluon.jit
+def legacy_reuse_kernel(out_ptr, NUM: gl.constexpr):
+    base = gl.allocate_shared_memory(gl.float16, [2, 64, 64], gl.NVMMASharedLayout.get_default_for([64, 64],
+                                                                                                  gl.float16))
+    alias = tlx.local_alloc((64, 32), gl.float32, NUM, tlx.storage_kind.smem, reuse=base)
+    offs = gl.arange(0, 64, layout=gl.SliceLayout(1, BLOCKED))
+    x = base.index(1).load(BLOCKED).to(gl.float32)
+    gl.store(out_ptr + offs, gl.sum(x, axis=1) + gl.sum(alias.index(NUM - 1).load(BLOCKED), axis=1))
+
+
+def test_legacy_reuse_lowers_to_one_allocation_at_offset_0():
+    """reuse=<descriptor> (deprecated) is a spec without a tree: one backing of the larger size, both at 0."""
+    with pytest.warns(TlxAliasWarning, match="legacy alias"):
+        k = compile_kernel(legacy_reuse_kernel, {"out_ptr": "*fp32"}, {"NUM": 2})
+    assert smem_backing(k.asm["ttgir"]) == [2 * 64 * 64 * 2]          # 16 KiB, not 16 + 16
+    views = {name: place for name, place, _ in lowered_views(k.asm["ttgir"])}
+    assert {int(p["offset"]) for p in views.values()} == {0} and len(views) == 2
+
+
+def test_legacy_reuse_larger_than_the_buffer_is_an_error():
+    with pytest.raises(Exception, match="needs 24576 bytes but the reused buffer"):
+        compile_kernel(legacy_reuse_kernel, {"out_ptr": "*fp32"}, {"NUM": 3})

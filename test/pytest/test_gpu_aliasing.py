@@ -8,6 +8,7 @@ import pytest
 import torch
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
+from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
 
@@ -30,7 +31,7 @@ def write_f32_read_bf16_kernel(x_ptr, out_ptr, TREE: gl.constexpr):
     tile = r[:, None] * 64 + c[None, :]
     for i in gl.static_range(2):
         f32.index(i).store(gl.load(x_ptr + i * 4096 + tile))
-    gl.thread_barrier()
+    compat.barrier()
     for j in range(4):
         gl.store(out_ptr + j * 4096 + tile, b16.index(j).load(ROWS))
 
@@ -49,7 +50,7 @@ def distinct_pair_kernel(x_ptr, out_ptr):
     tile = r[:, None] * 64 + c[None, :]
     for i in range(2):
         qk.index(i).store(gl.load(x_ptr + i * 4096 + tile))
-    gl.thread_barrier()
+    compat.barrier()
     for i in range(2):
         gl.store(out_ptr + i * 8192 + tile, p.index(i).load(ROWS))
         gl.store(out_ptr + i * 8192 + 4096 + tile, alpha.index(i).load(ROWS))

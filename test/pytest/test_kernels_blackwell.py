@@ -11,6 +11,7 @@ import functools
 import re
 
 import pytest
+from ir_text import smem_backing, tmem_backing
 import torch
 from triton.experimental.gluon import language as gl
 
@@ -53,18 +54,6 @@ def placement(v, *names):
     return {n: (int(v[n]["offset"]), int(v[n]["stride"]), int(v[n]["slot"])) for n in names}
 
 
-def smem_backing(ttgir):
-    """Bytes of every SMEM `tlx.backing` allocation."""
-    return [int(r) * int(c) for r, c in re.findall(
-        r'ttg\.local_alloc \{[^}]*tlx\.backing[^}]*\} : \(\) -> !ttg\.memdesc<(\d+)x(\d+)xi8', ttgir)]
-
-
-def tmem_backing(ttgir):
-    """(lanes, 32-bit columns) of every TMEM `tlx.backing` allocation."""
-    return [(int(r), int(c)) for r, c in re.findall(
-        r'ttng\.tmem_alloc \{[^}]*tlx\.backing[^}]*\} : \(\) -> !ttg\.memdesc<(\d+)x(\d+)xi32', ttgir)]
-
-
 def rewritten_constants(ttgir, name):
     """Values of the constant indices the lowering wrote for `.index()` calls whose result is named `name`."""
     return sorted({int(v) for v in re.findall(
@@ -92,7 +81,7 @@ def test_attention_compiles_for_sm100(D, causal, S, dtype):
     assert k.kernel.asm["cubin"]                          # a full cubin for sm_100a
     kv = 3 if D == 128 else 6
     # TMEM: the tree's backing is 2 groups x 128 columns; O adds 2 x D; Triton allocates a power of two.
-    assert tmem_backing(k.ttgir) == [(128, 256)]
+    assert tmem_backing(k.ttgir) == [256]
     assert k.tmem_cols == 512
     assert re.search(r"tcgen05\.alloc\.cta_group::1\.sync\.aligned\.shared::cta\.b32 \[%r\d+\], 512;", k.ptx)
     # SMEM: the Q/O spec (2 x 128 x D x 2 bytes, Q and O in the same bytes), the K/V ring, 12 + 2 + 2 kv barriers.
@@ -130,7 +119,7 @@ def test_seed000_tree_hand_calculation(S):
     assert v["p_tiles"]["group"] == str(S) and v["p_tiles"]["num"] == str(2 * S)
     assert v["p_tiles"]["radices"] == ("[]" if S == 1 else f"[{S}]")
     assert v["p_tiles"]["type"].startswith(f"!ttg.memdesc<{4 * S}x128x{128 // S}xbf16")
-    assert tmem_backing(k.ttgir) == [(128, 256)]
+    assert tmem_backing(k.ttgir) == [256]
     # The MMA warp's P operands (p_tiles.index(g * S + s)) after the index rewrite.
     expected = sorted({(j // S) * (128 // sub) + j % S for j in range(2 * S)})
     assert rewritten_constants(k.ttgir, "p_sub") == expected == sorted(
@@ -171,9 +160,11 @@ def test_attention_without_sharing_does_not_fit():
     assert bwa.tmem_columns(64, alias=False) == 518 and bwa.tmem_columns(128, alias=False) == 646
     # triton 3.6 alone would compile them with no tcgen05.alloc at all; the plugin (the kernel still uses a
     # spec for its SMEM) stops the compile once Triton has placed every buffer.
-    for D, cols in ((64, 524), (128, 652)):
-        with pytest.raises(TlxAliasError, match=f"the kernel needs {cols} tensor-memory columns, the SM has 512") as e:
+    for D in (64, 128):
+        with pytest.raises(TlxAliasError, match=r"the kernel needs (\d+) tensor-memory columns, the SM has 512") as e:
             attn(D, alias_tmem=False)
+        # Triton places them (3.6: 524 / 652 columns, 3.9: 576 / 704, alignment padding): never fewer
+        assert int(re.search(r"needs (\d+) tensor", str(e.value)).group(1)) >= bwa.tmem_columns(D, alias=False)
         # a whole-kernel error points at the kernel's definition line
         assert re.match(r".*blackwell_attention\.py:\d+: error: \[tlx-alias capacity\]", str(e.value))
     # SMEM: with Q/O shared, 5 K/V slots fit for D 128; with separate output tiles they do not.
@@ -264,7 +255,7 @@ def test_gemm_epilogue_synchronisation_in_ir():
     default = partitions[0][partitions[0].index("ttg.warp_specialize"):]
     load = next(p for p in partitions[1:] if "async_tma_copy_global_to_local" in p)
     assert "ttng.arrive_barrier" in load                                  # the hand-off
-    store_wait = [m.start() for m in re.finditer(r"ttng\.async_tma_store_wait \{pendings = 0 : i32\}", default)]
+    store_wait = [m.start() for m in re.finditer(r"ttng\.async_tma_store_wait \{pendings = 0 : i32[^}]*\}", default)]
     arrives = [m.start() for m in re.finditer(r"ttng\.arrive_barrier", default)]
     assert store_wait and arrives and any(a > store_wait[0] for a in arrives)
     assert "ttng.fence_async_shared" in default

@@ -10,6 +10,7 @@ import math
 import re
 
 import pytest
+from ir_text import smem_backing
 import torch
 from triton.experimental.gluon import language as gl
 
@@ -46,9 +47,8 @@ def views(ttgir):
 
 
 def backing(ttgir):
-    """(rows, cols) of every `tlx.backing` allocation, and the count of all SMEM allocations."""
-    tagged = re.findall(r'ttg\.local_alloc \{[^}]*tlx\.backing[^}]*\} : \(\) -> !ttg\.memdesc<(\d+)x(\d+)xi8', ttgir)
-    return [(int(r), int(c)) for r, c in tagged], len(re.findall(r'ttg\.local_alloc', ttgir))
+    """Bytes of every `tlx.backing` allocation, and the count of all SMEM allocations."""
+    return smem_backing(ttgir), len(re.findall(r'ttg\.local_alloc', ttgir))
 
 
 def offsets(v):
@@ -65,7 +65,7 @@ def test_gemm_shared_epilogue_fits_4_stages(dtype):
     assert plan["spec"] == 196608
     assert k.smem_bytes == 196608 + 4 * MBARRIER
     tagged, n_allocs = backing(k.ttgir)
-    assert tagged == [(192, 1024)]           # one backing allocation of 196608 bytes
+    assert tagged == [196608]                 # one backing allocation
     assert n_allocs == 2                      # + the mbarriers
     v = views(k.ttgir)
     assert offsets(v) == {"b_ring": 0, "a_ring": 131072, "c_smem": 0}
@@ -185,7 +185,7 @@ def test_attention_compiles_and_layout(dtype, head_dim, causal, stages, share):
     barriers = k.smem_bytes - plan["spec"]     # q_bar, k_ready, v_ready: 8 B each, allocations 16-B aligned
     assert (1 + 2 * stages) * MBARRIER <= barriers <= 16 * (1 + 2 * stages)
     tagged, n_allocs = backing(k.ttgir)
-    assert len(tagged) == 1 and tagged[0][0] * tagged[0][1] == plan["spec"]
+    assert tagged == [plan["spec"]]
     assert n_allocs == 4                       # the backing allocation + q_bar, k_ready, v_ready
     tile = 128 * head_dim * 2
     q_end = tile if share else 2 * tile

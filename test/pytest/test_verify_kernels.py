@@ -28,7 +28,13 @@ def test_every_kernel_has_an_expectation():
 
 
 @pytest.mark.parametrize("name", sorted(EXPECT))
-def test_compiled_kernel(name):
+def test_compiled_kernel(name, capfd):
+    rejected = make_inputs.rejected_by_this_triton(name)
+    if rejected:  # this Triton release refuses the kernel itself (its diagnostic goes to stderr)
+        with pytest.raises(Exception):
+            make_inputs.compile_ttgir(name)
+        assert rejected in capfd.readouterr().err
+        return
     text = make_inputs.compile_ttgir(name)
     loaded = load_triton(text, name + ".ttgir")
     with loaded.context:

@@ -17,7 +17,7 @@
     %a = "ttg.local_alloc"() {tlx.spec = "spec0", tlx.spec_storage = "smem", tlx.spec_src = "k.py:10", tlx.alloc = "a0", tlx.src = "k.py:11", tlx.name = "a", tlx.overlap = "{\"kind\": \"distinct\", \"group_size\": 1, \"src\": \"k.py:13\", \"children\": [\"a0\", \"a1\"]}", tlx.overlap_src = "k.py:13"} : () -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
     %b = "ttg.local_alloc"() {tlx.spec = "spec0", tlx.spec_storage = "smem", tlx.spec_src = "k.py:10", tlx.alloc = "a1", tlx.src = "k.py:12", tlx.overlap = "{\"kind\": \"distinct\", \"group_size\": 1, \"src\": \"k.py:13\", \"children\": [\"a0\", \"a1\"]}", tlx.overlap_src = "k.py:13"} : () -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
     %c0 = "arith.constant"() <{value = 0 : i32}> : () -> i32
-    // CHECK: %[[BK:.*]] = "ttg.local_alloc"() {alignment = 1024 : i32, tlx.backing = "spec0", tlx.src = "k.py:10"} : () -> !ttg.memdesc<64x1024xi8
+    // CHECK: %[[BK:.*]] = "ttg.local_alloc"() {alignment = 1024 : i32, tlx.backing = "spec0", tlx.src = "k.py:10"} : () -> !ttg.memdesc<1x65536xi8
     // CHECK: "ttg.memdesc_reinterpret"(%[[BK]]) {tlx.alloc = "a0", tlx.name = "a", tlx.overlap = {{.*}}, tlx.src = "k.py:11", tlx.view = "offset=0,stride=32768,{{.*}}"} : {{.*}} -> !ttg.memdesc<4x64x64xf32, #shared, #smem, mutable>
     // CHECK: %[[VB:.*]] = "ttg.memdesc_reinterpret"(%[[BK]]) {tlx.alloc = "a1", tlx.overlap = {{.*}}, tlx.src = "k.py:12", tlx.view = "offset=16384,stride=32768,{{.*}}"} : {{.*}} -> !ttg.memdesc<4x64x64xf32, #shared, #smem, mutable>
     // CHECK: "ttg.warp_specialize"(%[[VB]], %arg0)

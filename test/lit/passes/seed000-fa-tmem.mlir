@@ -27,7 +27,7 @@
     %gd = "tlx.reuse_group"(%gp, %alpha, %l, %m) {group_kind = "distinct", group_size = 1 : i64} : (!tlx.reuse_group<shared>, !ttg.memdesc<2x128x1xf32, #tmem_1, #ttng.tensor_memory, mutable>, !ttg.memdesc<2x128x1xf32, #tmem_1, #ttng.tensor_memory, mutable>, !ttg.memdesc<2x128x1xf32, #tmem_1, #ttng.tensor_memory, mutable>) -> !tlx.reuse_group<distinct>
     %root = "tlx.reuse_group"(%qk, %gd) {group_kind = "shared", group_size = 1 : i64} : (!ttg.memdesc<2x128x128xf32, #tmem, #ttng.tensor_memory, mutable>, !tlx.reuse_group<distinct>) -> !tlx.reuse_group<shared>
     "tlx.set_buffer_overlap"(%spec, %root) : (!tlx.storage_alias_spec<tmem>, !tlx.reuse_group<shared>) -> ()
-    // CHECK: %[[B:.*]] = "ttng.tmem_alloc"() {tlx.backing = "spec"} : () -> !ttg.memdesc<128x256xi32, #ttng.tensor_memory_encoding<blockM = 128, blockN = 256, colStride = 1>, #ttng.tensor_memory, mutable>
+    // CHECK: %[[B:.*]] = "ttng.tmem_alloc"() {tlx.backing = "spec"} : () -> !ttg.memdesc<1x128x256xi32, #ttng.tensor_memory_encoding<blockM = 128, blockN = 256, colStride = 1>, #ttng.tensor_memory, mutable>
     // CHECK: "ttg.memdesc_reinterpret"(%[[B]]) {{.*}} -> !ttg.memdesc<2x128x128xf32, #tmem, #ttng.tensor_memory, mutable>
     // CHECK: %[[P:.*]] = "ttg.memdesc_reinterpret"(%[[B]]) {{.*}} -> !ttg.memdesc<8x128x64xbf16, #tmem_p, #ttng.tensor_memory, mutable>
     // CHECK: %[[AL:.*]] = "ttg.memdesc_reinterpret"(%[[B]]) {{.*}} -> !ttg.memdesc<256x128x1xf32, #tmem_1, #ttng.tensor_memory, mutable>

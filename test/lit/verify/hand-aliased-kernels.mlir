@@ -1,57 +1,42 @@
 // Hand-aliased Gluon kernels (no TLX annotations; memory shared with `_reinterpret` / `slice` the way the
-// upstream Gluon tutorials do it), compiled on the CPU for sm_90a / sm_100a. Inputs/*.ttgir are Triton's
-// own custom-form dumps (`compiled.asm["ttgir"]`, what the cache and TRITON_KERNEL_DUMP hold), regenerated
-// by Inputs/make_inputs.py. Every one must verify clean: exit 0, no "cannot prove".
+// upstream Gluon tutorials do it), compiled on the CPU for sm_90a / sm_100a with the installed Triton by
+// Inputs/make_inputs.py into Triton's own custom-form dumps (`compiled.asm["ttgir"]`, what the cache and
+// TRITON_KERNEL_DUMP hold). Every one must verify clean: exit 0, no "cannot prove".
 
-// RUN: %PYTHON -m tlx_alias.verify.cli %S/Inputs/fa_borrow_ok.ttgir | FileCheck %s --check-prefix=BORROW
+// RUN: %PYTHON %S/Inputs/make_inputs.py --out %t fa_borrow_ok fa_tutorial_borrow_ok ws_ring_ok
+
+// RUN: %PYTHON -m tlx_alias.verify.cli %t/fa_borrow_ok.ttgir | FileCheck %s --check-prefix=BORROW
 // BORROW-LABEL: fa_borrow_ok.ttgir: fa_borrow_ok (sm_100)
 // BORROW-NEXT:    P1 s_tmem: proven: 4 checks
 // BORROW-NEXT:    P2 s_tmem: proven: s_tmem[i] / s_tmem[j] disjoint for i != j (2 buffers)
 // BORROW-NEXT:    P3 s_tmem: n/a: one view of this allocation
 // BORROW-NEXT:    P4 s_tmem: n/a: no `distinct` reuse group declared
-// BORROW-NEXT:    P5 s_tmem: proven: s: index s = iv@{{[0-9]+}} % 2 in [0, 2) at make_inputs.py:35
+// BORROW-NEXT:    P5 s_tmem: proven: s: index s = iv@{{[0-9]+}} % 2 in [0, 2) at make_inputs.py:36
 // BORROW-NEXT:    P6 s_tmem: proven: s_tmem: 256 of 512 cols
 // BORROW-NEXT:  summary: 1 allocation, 6 verdicts: 4 proven, 0 violated, 0 cannot prove, 2 n/a -> SAFE (
 
 // The tutorial's helpers (_borrow_s_as_p / _borrow_s_as_alpha) inside a persistent loop nest whose ring
 // counter (index, phase) is carried through both loops: P5 needs the inductive invariant of each loop.
-// RUN: %PYTHON -m tlx_alias.verify.cli %S/Inputs/fa_tutorial_borrow_ok.ttgir --map | FileCheck %s --check-prefix=TUT
+// RUN: %PYTHON -m tlx_alias.verify.cli %t/fa_tutorial_borrow_ok.ttgir --map | FileCheck %s --check-prefix=TUT
 // TUT:       P1 s_tmem: proven: 6 checks
-// TUT:       P5 s_tmem: proven: s: index {{.*}} in [0, 2) at make_inputs.py:162
+// TUT:       P5 s_tmem: proven: s: index {{.*}} in [0, 2) at make_inputs.py:165
 // TUT:       -> SAFE (
-// TUT-LABEL: s_tmem: TMEM, 256 cols (make_inputs.py:153; kernel fa_tutorial_borrow)
+// TUT-LABEL: s_tmem: TMEM, 256 cols (make_inputs.py:156; kernel fa_tutorial_borrow)
 // TUT:       s_tmem |[0=============================={{\[}}1==============================|
-// TUT:       p: 128x128xbf16 at +0 in each s_tmem[i], make_inputs.py:141: [0]=0..64 [1]=128..192
-// TUT:       alpha: 128x1xf32 at +64 in each s_tmem[i], make_inputs.py:147: [0]=64..65 [1]=192..193
-// TUT:       m_i: 128x1xf32 at +65 in each s_tmem[i], make_inputs.py:147: [0]=65..66 [1]=193..194
-
-// The epilogue tile borrows the dead operand ring (used whole: no stage correspondence, P3 n/a);
-// the ring counter `idx = where(idx + 1 == STAGES, 0, idx + 1)` is proven in [0, 3).
-// RUN: %PYTHON -m tlx_alias.verify.cli %S/Inputs/gemm_epilogue_ok.ttgir --map | FileCheck %s --check-prefix=EPI
-// EPI:       P3 a_ring: n/a: c_smem is used whole (never indexed)
-// EPI:       P5 a_ring: proven: a: index {{.*}} in [0, 3) at make_inputs.py:80
-// EPI:       P6 a_ring: proven: a_ring: 49152 of 232448 bytes
-// EPI:       -> SAFE (
-// EPI:       c_smem: 128x128xbf16 at +0, 1 x 32768 bytes, used whole, make_inputs.py:86: [0]=0..32768
+// TUT:       p: 128x128xbf16 at +0 in each s_tmem[i], make_inputs.py:142: [0]=0..64 [1]=128..192
+// TUT:       alpha: 128x1xf32 at +64 in each s_tmem[i], make_inputs.py:150: [0]=64..65 [1]=192..193
+// TUT:       m_i: 128x1xf32 at +65 in each s_tmem[i], make_inputs.py:150: [0]=65..66 [1]=193..194
 
 // Warp-specialized: the ring is captured into the partitions; both partitions' indices are checked.
-// RUN: %PYTHON -m tlx_alias.verify.cli %S/Inputs/ws_ring_ok.ttgir | FileCheck %s --check-prefix=WS
+// RUN: %PYTHON -m tlx_alias.verify.cli %t/ws_ring_ok.ttgir | FileCheck %s --check-prefix=WS
 // WS:        P5 ring: proven: 2 checks
 // WS:        -> SAFE (
 
 // One JSON document for several inputs.
-// RUN: %PYTHON -m tlx_alias.verify.cli --json %S/Inputs/ws_ring_ok.ttgir %S/Inputs/gemm_epilogue_ok.ttgir | FileCheck %s --check-prefix=JSON
+// RUN: %PYTHON -m tlx_alias.verify.cli --json %t/ws_ring_ok.ttgir %t/fa_borrow_ok.ttgir | FileCheck %s --check-prefix=JSON
 // JSON:      "kernels": [
 // JSON-NEXT:   "ws_ring_ok"
 // JSON:      "ok": true,
 // JSON:      "prop": "P5",
 // JSON:      "kernels": [
-// JSON-NEXT:   "gemm_epilogue_ok"
-
-// SVG memory map.
-// RUN: %PYTHON -m tlx_alias.verify.cli %S/Inputs/gemm_epilogue_ok.ttgir --map-svg %t.svg > /dev/null
-// RUN: FileCheck %s --check-prefix=SVG < %t.svg
-// SVG:       <svg xmlns="http://www.w3.org/2000/svg"
-// SVG:       a_ring: SMEM 49152 bytes
-// SVG:       <title>a_ring[2] 32768..49152 bytes</title>
-// SVG:       <title>c_smem[0] 0..32768 bytes</title>
+// JSON-NEXT:   "fa_borrow_ok"

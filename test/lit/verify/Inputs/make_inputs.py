@@ -7,6 +7,7 @@ text Triton's cache and TRITON_KERNEL_DUMP hold. The `*_bad` kernels carry one d
     python test/lit/verify/Inputs/make_inputs.py      # rewrites Inputs/*.ttgir and bugs/Inputs/*.ttgir
 """
 import os
+import re
 import sys
 
 import triton
@@ -14,8 +15,8 @@ from triton.backends.compiler import GPUTarget
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
-from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, allocate_tensor_memory,
-                                                                 get_tmem_reg_layout)
+from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, allocate_tensor_memory)
+from tlx_alias import _triton as compat
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -27,17 +28,17 @@ def fa_borrow_ok(x_ptr, n_iter, NUM: gl.constexpr, BM: gl.constexpr, BN: gl.cons
     p_layout: gl.constexpr = TensorMemoryLayout((BM, BN), col_stride=2)
     a_layout: gl.constexpr = TensorMemoryLayout((BM, 1), col_stride=1)
     s_tmem = allocate_tensor_memory(gl.float32, [NUM, BM, BN], s_layout)
-    s_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [BM, BN], s_layout, 4)
-    p_reg: gl.constexpr = get_tmem_reg_layout(gl.bfloat16, [BM, BN], p_layout, 4)
-    a_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [BM, 1], a_layout, 4)
+    s_reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [BM, BN], s_layout, 4)
+    p_reg: gl.constexpr = compat.tmem_reg_layout(gl.bfloat16, [BM, BN], p_layout, 4)
+    a_reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [BM, 1], a_layout, 4)
     acc = gl.zeros([BM, BN], gl.float32, s_reg)
     for k in range(n_iter):
         s = s_tmem.index(k % NUM)
         s.store(acc)
         v = s.load(s_reg)
-        p = s._reinterpret(gl.bfloat16, [BM, BN], p_layout)
+        p = compat.reinterpret(s, gl.bfloat16, [BM, BN], p_layout)
         p.store(v.to(gl.bfloat16))
-        alpha = s.slice(BN - 1, 1)._reinterpret(gl.float32, [BM, 1], a_layout)
+        alpha = compat.reinterpret(s, gl.float32, [BM, BN], a_layout).slice(BN - 1, 1)
         alpha.store(gl.zeros([BM, 1], gl.float32, a_reg))
         acc += p.load(p_reg).to(gl.float32)
         acc = acc * gl.convert_layout(alpha.load(a_reg), s_reg)
@@ -51,9 +52,9 @@ def fa_borrow_ok(x_ptr, n_iter, NUM: gl.constexpr, BM: gl.constexpr, BN: gl.cons
 def fa_packed_p_bad(x_ptr, n_iter, NUM: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr):
     s_layout: gl.constexpr = TensorMemoryLayout((BM, BN), col_stride=1)
     s_tmem = allocate_tensor_memory(gl.float32, [NUM, BM, BN], s_layout)
-    p_tmem = s_tmem._reinterpret(gl.bfloat16, [NUM, BM, BN], s_layout)
-    s_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [BM, BN], s_layout, 4)
-    p_reg: gl.constexpr = get_tmem_reg_layout(gl.bfloat16, [BM, BN], s_layout, 4)
+    p_tmem = compat.reinterpret(s_tmem, gl.bfloat16, [NUM, BM, BN], s_layout)
+    s_reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [BM, BN], s_layout, 4)
+    p_reg: gl.constexpr = compat.tmem_reg_layout(gl.bfloat16, [BM, BN], s_layout, 4)
     acc = gl.zeros([BM, BN], gl.float32, s_reg)
     for k in range(n_iter):
         i = k % NUM
@@ -83,7 +84,7 @@ def gemm_epilogue_ok(x_ptr, n_iter, STAGES: gl.constexpr, BM: gl.constexpr, BK: 
         idx += 1
         idx = gl.where(idx == STAGES, 0, idx)
     # epilogue: the ring is dead, its bytes hold the output tile
-    c_smem = a_ring._reinterpret(C_DTYPE, [BM, BN], c_layout)
+    c_smem = compat.reinterpret(a_ring, C_DTYPE, [BM, BN], c_layout)
     c_smem.store(gl.zeros([BM, BN], C_DTYPE, blocked))
     out = c_smem.load(blocked)
     offs = gl.arange(0, BN, layout=gl.SliceLayout(0, blocked))
@@ -138,22 +139,24 @@ def ws_ring_ok(x_ptr, n_iter, STAGES: gl.constexpr, BM: gl.constexpr, BK: gl.con
 def _borrow_s_as_p(s_tmem, BM: gl.constexpr, BN: gl.constexpr):
     # fp32 S reinterpreted as 16-bit P packed two per column, then the first BN elements: BN/2 columns
     p_layout: gl.constexpr = TensorMemoryLayout((BM, BN), col_stride=1)
-    return s_tmem._reinterpret(gl.bfloat16, [BM, 2 * BN], p_layout).slice(0, BN)
+    return compat.reinterpret(s_tmem, gl.bfloat16, [BM, 2 * BN], p_layout).slice(0, BN)
 
 
 @gluon.jit
 def _borrow_s_as_alpha(s_tmem, BM: gl.constexpr, BN: gl.constexpr, COL: gl.constexpr):
+    # COL >= BN is the seeded bug: the reinterpret claims more columns than S's buffer has
     layout: gl.constexpr = TensorMemoryLayout((BM, 1), col_stride=1)
-    return s_tmem._reinterpret(gl.float32, [BM, BN], layout).slice(COL, 1)
+    WIDTH: gl.constexpr = BN if COL < BN else 2 * BN
+    return compat.reinterpret(s_tmem, gl.float32, [BM, WIDTH], layout).slice(COL, 1)
 
 
 @gluon.jit
 def fa_tutorial_borrow(x_ptr, n_tiles, n_iter, BM: gl.constexpr, BN: gl.constexpr, ALPHA_COL: gl.constexpr):
     s_layout: gl.constexpr = TensorMemoryLayout((BM, BN), col_stride=1)
     s_tmem = allocate_tensor_memory(gl.float32, [2, BM, BN], s_layout)
-    s_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [BM, BN], s_layout, 4)
-    p_reg: gl.constexpr = get_tmem_reg_layout(gl.bfloat16, [BM, BN], TensorMemoryLayout((BM, BN), col_stride=1), 4)
-    a_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, [BM, 1], TensorMemoryLayout((BM, 1), col_stride=1), 4)
+    s_reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [BM, BN], s_layout, 4)
+    p_reg: gl.constexpr = compat.tmem_reg_layout(gl.bfloat16, [BM, BN], TensorMemoryLayout((BM, BN), col_stride=1), 4)
+    a_reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [BM, 1], TensorMemoryLayout((BM, 1), col_stride=1), 4)
     acc = gl.zeros([BM, BN], gl.float32, s_reg)
     s_index = 0
     s_phase = 0
@@ -268,6 +271,20 @@ TLX_CASES = {
         ["CHECK: P6 spec0: VIOLATION: spec0 needs 196608 bytes, the target has 101376"]),
 }
 
+# Triton releases that reject a kernel themselves, with their diagnostic: 3.8's memdesc_reinterpret keeps the
+# exact size (no tile smaller than the ring it borrows); 3.8 and 3.9 refuse a view larger than its source.
+REJECTED = {
+    "gemm_epilogue_ok": {(3, 8): "same logical storage size"},
+    "gemm_epilogue_overflow_bad": {(3, 8): "same logical storage size", (3, 9): "exceeds the source view"},
+    "fa_packed_p_bad": {(3, 8): "same logical storage size"},
+    "fa_alpha_past_end_bad": {(3, 8): "same logical storage size", (3, 9): "exceeds the source view"},
+}
+
+
+def rejected_by_this_triton(name):
+    """The diagnostic the installed Triton gives for kernel `name`, or None if it compiles it."""
+    return REJECTED.get(name, {}).get(tuple(int(x) for x in triton.__version__.split(".")[:2]))
+
 
 def write_tlx_cases():
     from tlx_alias.verify import synth
@@ -290,16 +307,21 @@ def compile_ttgir(name):
     return triton.compile(src, target=GPUTarget("cuda", cap, 32)).asm["ttgir"]
 
 
-def main(names):
-    if not names:
+def main(argv):
+    """`make_inputs.py --out DIR NAME...`: compile those kernels with the installed Triton into DIR/NAME.ttgir
+    (the lit tests do this, so no dump of one Triton release is ever parsed by another);
+    `make_inputs.py`: regenerate the generic-form TLX cases under ../ (version-neutral, checked in)."""
+    if not argv:
         write_tlx_cases()
-    for name in names or KERNELS:
-        folder = os.path.join(HERE, "..", KERNELS[name][4], "Inputs")
-        text = compile_ttgir(name).replace(HERE + os.sep, "")  # keep the dumps free of this checkout's path
-        path = os.path.normpath(os.path.join(folder, name + ".ttgir"))
-        with open(path, "w") as f:
+        return
+    out = argv[argv.index("--out") + 1]
+    names = [a for i, a in enumerate(argv) if a != "--out" and (i == 0 or argv[i - 1] != "--out")]
+    os.makedirs(out, exist_ok=True)
+    for name in names:
+        # locations name make_inputs.py, not this checkout (nor the path a cached compile was made from)
+        text = re.sub(r'"[^"]*/make_inputs\.py"', '"make_inputs.py"', compile_ttgir(name))
+        with open(os.path.join(out, name + ".ttgir"), "w") as f:
             f.write(text)
-        print("wrote", path)
 
 
 if __name__ == "__main__":

@@ -1,29 +1,33 @@
-"""Proof time per kernel, as a table (a benchmark, not a test): `python -m tlx_alias.verify.timing`.
+"""Proof time per kernel, as a table (a benchmark, not a test): `python benchmarks/proof_timing.py`.
 
 Each module is proven once to warm up, then `--runs` times; the table gives the median and the largest
 wall time of one `prove_module` call (model + every solver check; each proof builds its own Z3 context,
 see `tlx_alias.verify._z3_context`), the solver calls and Z3's resource units (deterministic). Modules:
-seed 000's FA layout, the hand-aliased kernels under test/lit/verify/Inputs, and the lowered IR of the
-kernels in `tlx_alias.kernels`, compiled here through the plugin (no GPU needed).
+seed 000's FA layout, the hand-aliased kernels of test/lit/verify/Inputs/make_inputs.py (compiled here),
+and the lowered IR of the kernels in `tlx_alias.kernels`, compiled here through the plugin (no GPU needed).
 """
 from __future__ import annotations
 
 import argparse
-import glob
 import os
 import statistics
+import sys
 import tempfile
 import time
 
 from tlx_alias.verify import prove_module, synth
-from tlx_alias.verify.source import load, load_generic
+from tlx_alias.verify.source import load_generic, load_triton
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "test", "lit", "verify", "Inputs"))
+import make_inputs  # noqa: E402
 
 
 def _hand_kernels():
-    for path in sorted(glob.glob(os.path.join(ROOT, "test", "lit", "verify", "Inputs", "*.ttgir"))):
-        yield os.path.basename(path), load(path)
+    """The hand-aliased kernels expected to verify clean, compiled now with the installed Triton."""
+    for name in sorted(make_inputs.KERNELS):
+        if name.endswith("_ok") and not make_inputs.rejected_by_this_triton(name):
+            yield name, load_triton(make_inputs.compile_ttgir(name), name + ".ttgir")
 
 
 def _lowered_kernels():
@@ -33,7 +37,8 @@ def _lowered_kernels():
     seen = []
     orig, cache = hook.prove, os.environ.get("TRITON_CACHE_DIR")
     # a private Triton cache, so that every kernel is compiled (and its lowered IR seen) in this run
-    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="tlx-alias-timing-")
+    tmp = tempfile.TemporaryDirectory(prefix="tlx-alias-timing-")
+    os.environ["TRITON_CACHE_DIR"] = tmp.name
 
     def prove_and_keep(module, target, aliases):
         seen.append((module, target, aliases))
@@ -51,6 +56,7 @@ def _lowered_kernels():
                 yield name, seen[-1]
     finally:
         hook.prove = orig
+        tmp.cleanup()
         if cache is None:
             os.environ.pop("TRITON_CACHE_DIR", None)
         else:
@@ -81,7 +87,7 @@ def _time(name, prove, runs):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tlx_alias.verify.timing", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python benchmarks/proof_timing.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--no-kernels", action="store_true", help="skip compiling the kernels of tlx_alias.kernels")
     args = p.parse_args(argv)

@@ -1,0 +1,25 @@
+"""Readers of Triton's custom-form ttgir shared by the tests (one place for each textual pattern)."""
+import math
+import re
+
+_BACKING = re.compile(r'(ttg\.local_alloc|ttng\.tmem_alloc) \{[^}]*tlx\.backing[^}]*\} : \(\) -> '
+                      r'!ttg\.memdesc<((?:\d+x)+)(i8|i32)')
+
+
+def backings(ttgir):
+    """[(storage, units)] of every `tlx.backing` allocation: ("smem", bytes) or ("tmem", 32-bit columns)."""
+    out = []
+    for op, dims, _ in _BACKING.findall(ttgir):
+        n = math.prod(int(d) for d in dims.rstrip("x").split("x"))
+        out.append(("tmem", n // 128) if op == "ttng.tmem_alloc" else ("smem", n))
+    return out
+
+
+def smem_backing(ttgir):
+    """Bytes of every SMEM `tlx.backing` allocation."""
+    return [n for storage, n in backings(ttgir) if storage == "smem"]
+
+
+def tmem_backing(ttgir):
+    """32-bit columns (of 128 lanes) of every TMEM `tlx.backing` allocation."""
+    return [n for storage, n in backings(ttgir) if storage == "tmem"]
