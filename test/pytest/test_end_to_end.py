@@ -1,4 +1,5 @@
 """Gluon kernels written with the TLX API, compiled for sm_90a / sm_100a on the CPU through the plugin."""
+import os
 import re
 
 import pytest
@@ -144,3 +145,22 @@ def test_legacy_reuse_lowers_to_one_allocation_at_offset_0():
 def test_legacy_reuse_larger_than_the_buffer_is_an_error():
     with pytest.raises(Exception, match="needs 24576 bytes but the reused buffer"):
         compile_kernel(legacy_reuse_kernel, {"out_ptr": "*fp32"}, {"NUM": 3})
+
+
+def test_a_compile_leaves_no_file_behind(tmp_path, monkeypatch):
+    """Success, a layout error, and a lowering that Triton cannot parse back: nothing left in the temp dir."""
+    import tempfile
+    from tlx_alias.plugin import bridge
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    compile_kernel(fa_tmem_demo_kernel, {"out_ptr": "*fp32"}, {"BM": 128, "BN": 128, "S": 2, "NUM": 2},
+                   target=BLACKWELL)
+    with pytest.raises(TlxAliasError):
+        compile_kernel(distinct_overflow_kernel, {"out_ptr": "*fp32"})
+    real = bridge.to_triton
+    monkeypatch.setattr(bridge, "to_triton", lambda m, aliases, ctx: real(m, {}, ctx))  # drop alias defs
+    with pytest.raises(bridge.BridgeError, match="TLX_ALIAS_KEEP_IR"):
+        compile_kernel(two_views_kernel, {"out_ptr": "*fp32"}, {"TREE": True})
+    assert os.listdir(tmp) == []
