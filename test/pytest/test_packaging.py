@@ -5,6 +5,7 @@ and no top-level `plugin` / `verify` / `kernels` / `python_passes`. A kernel tha
 compile to one allocation there, proven, with the plugin switched on by the import or by the variable.
 """
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -50,8 +51,13 @@ def fresh_venv(tmp_path_factory):
     """A new venv with only the wheel built from the sdist; its dependencies come from this environment."""
     tmp = tmp_path_factory.mktemp("pkg")
     dist = tmp / "dist"
-    subprocess.run([sys.executable, "-m", "build", "--outdir", str(dist), ROOT], check=True,
-                   capture_output=True, text=True, timeout=600)
+    # build from a copy: setuptools writes build/ and *.egg-info next to the sources it builds
+    src = tmp / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(".git", ".venv*", "build", "dist", "*.egg-info",
+                                                             "__pycache__", "Output", ".hypothesis", "docs"))
+    proc = subprocess.run([sys.executable, "-m", "build", "--outdir", str(dist), str(src)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     wheels = [f for f in os.listdir(dist) if f.endswith(".whl")]
     assert len(wheels) == 1 and any(f.endswith(".tar.gz") for f in os.listdir(dist))
     venv = tmp / "venv"
