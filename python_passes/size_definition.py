@@ -13,6 +13,7 @@ TMEM over 512 columns, SMEM over the target's limit. A spec with no allocation l
 
 from __future__ import annotations
 
+import math
 from functools import cmp_to_key
 
 from tlx_alias.memdesc import TMEM
@@ -115,6 +116,13 @@ def run(module, ctx: PassContext):
                 total = groups * stride
             else:
                 total = given
+        if ctx.exact_views:  # Triton 3.8: every view reinterprets the whole backing, so it must tile it
+            tile = math.lcm(*(l.size for l in leaves))
+            padded = -(-total // tile) * tile
+            if padded != total:
+                ctx.warn(spec, f"[{NAME}] padded from {total} to {padded} {unit} so that every buffer size "
+                               f"divides it: Triton 3.8 can only reinterpret a whole allocation (3.9 needs no padding)")
+                total = padded
         _check_capacity(spec, storage, total, ctx)
         set_int(spec, "buffer_size", total)
         set_int(spec, "buffer_groups", groups)

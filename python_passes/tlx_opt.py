@@ -1,6 +1,7 @@
 """tlx-opt: run tlx-alias passes on generic-form MLIR, like mlir-opt.
 
   tlx-opt FILE.mlir [--pass NAME ...] [--split-input-file] [--verify-diagnostics] [--target cuda:100]
+          [--exact-views]
 
 Without --pass the whole pipeline runs. With --verify-diagnostics, `// expected-error @+N {{text}}` and
 `// expected-warning ...` comments must match the diagnostics exactly (line and substring), as in mlir-opt.
@@ -46,14 +47,14 @@ def expectations(chunk: str, first_line: int):
     return out
 
 
-def process(chunk: str, first_line: int, path: str, passes, target, verify: bool, out) -> bool:
+def process(chunk: str, first_line: int, path: str, passes, target, verify: bool, out, exact_views=False) -> bool:
     aliases = dict(_ALIAS_RE.findall(chunk))
     ctx = new_context()
     with ctx, ir.Location.unknown():
         module = ir.Module.parse("\n" * (first_line - 1) + chunk)
     diags, ok = [], True
     try:
-        result = run(module, passes, aliases=aliases, target=target)
+        result = run(module, passes, aliases=aliases, target=target, exact_views=exact_views)
         diags += [("warning", src, msg) for src, msg in result.warnings]
     except TlxAliasError as err:
         diags.append(("error", err.src, f"[{err.where}] {err.problem}. Fix: {err.fix}"))
@@ -106,6 +107,8 @@ def main(argv=None) -> int:
     ap.add_argument("--split-input-file", action="store_true")
     ap.add_argument("--verify-diagnostics", action="store_true")
     ap.add_argument("--target", default=None, help="e.g. cuda:90 (sets the SMEM limit)")
+    ap.add_argument("--exact-views", action="store_true",
+                    help="lower as for Triton 3.8, whose reinterpret keeps the size: pad specs so every view tiles")
     args = ap.parse_args(argv)
     try:
         text = sys.stdin.read() if args.file == "-" else open(args.file).read()
@@ -118,7 +121,8 @@ def main(argv=None) -> int:
         if i:
             sys.stdout.write("// -----\n")
         try:
-            ok &= process(chunk, first, args.file, passes, args.target, args.verify_diagnostics, sys.stdout)
+            ok &= process(chunk, first, args.file, passes, args.target, args.verify_diagnostics, sys.stdout,
+                          args.exact_views)
         except ir.MLIRError as err:
             print(f"{args.file}: error: cannot parse input: {err}", file=sys.stderr)
             return 2

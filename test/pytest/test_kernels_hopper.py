@@ -10,6 +10,7 @@ import math
 import re
 
 import pytest
+from tlx_alias import _triton as compat
 from ir_text import smem_backing
 import torch
 from triton.experimental.gluon import language as gl
@@ -89,7 +90,12 @@ def test_gemm_without_sharing_is_over_capacity_at_4_stages():
 
 
 def test_gemm_without_sharing_fits_3_stages():
-    """One index group: the 212992-byte stride is never used, so it need not be a multiple of C's 64 KiB."""
+    """One index group: the 212992-byte stride is never used, so it need not be a multiple of C's 64 KiB.
+    (Triton 3.8 reinterprets only whole allocations: padded to 262144 bytes, it does not fit there.)"""
+    if compat.REINTERPRET_KEEPS_SIZE:
+        with pytest.raises(TlxAliasError, match="needs 262144 bytes, the target allows 232448"):
+            gemm(stages=3, share=False)
+        return
     k = gemm(stages=3, share=False)
     assert k.smem_bytes == 64 * 1024 + 3 * 48 * 1024 + 3 * MBARRIER
     assert offsets(views(k.ttgir)) == {"c_smem": 0, "b_ring": 65536, "a_ring": 163840}
