@@ -15,12 +15,13 @@ import sys
 import tempfile
 import time
 
-from tlx_alias.verify import prove_module, synth
+from tlx_alias.verify import prove_module
 from tlx_alias.verify.source import load_generic, load_triton
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "test", "lit", "verify", "Inputs"))
+sys.path[:0] = [os.path.join(ROOT, "test", "lit", "verify", "Inputs"), os.path.join(ROOT, "test", "tools")]
 import make_inputs  # noqa: E402
+import synth  # noqa: E402
 
 
 def _hand_kernels():

@@ -21,7 +21,7 @@ Running (CUDA)
     tflops(flops, ms)                   flops / (ms * 1e9)
 
 Every kernel module also exposes `cpu_report() -> list[dict]` built from `report_row`, which
-`python -m tlx_alias.kernels.bench` prints on a machine without a GPU.
+`python benchmarks/kernel_bench.py` prints on a machine without a GPU.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon._runtime import GluonASTSource
 
+from tlx_alias import targets
 from tlx_alias.plugin import hook
 
 HOPPER = GPUTarget("cuda", 90, 32)
@@ -102,8 +103,8 @@ def compile_for(fn, signature: dict, constexprs: dict | None = None, target: GPU
     return Compiled(kernel, target, time.perf_counter() - t0)
 
 
-SMEM_LIMIT = 232448  # bytes of dynamic shared memory one sm_90 / sm_100 block may use (227 KiB)
-TMEM_LIMIT = 512     # 32-bit tensor-memory columns per SM
+SMEM_LIMIT = targets.smem_limit(90)   # == sm_100's: the kernels here size their stages from it
+TMEM_LIMIT = targets.TMEM_COLUMNS
 
 
 def fit_error(compiled: Compiled) -> str | None:

@@ -77,13 +77,14 @@ from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared
 from triton.experimental.gluon.language.nvidia.hopper import warpgroup_mma_init
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from tlx_alias import _triton as compat
+from tlx_alias import targets
 
 import tlx_alias.language as tlx
 from tlx_alias.kernels._common import HOPPER, compile_for, report_row, tensordesc
 
 __all__ = ["hopper_attention_kernel", "attention", "make_launch", "compile_attention", "smem_plan", "cpu_report"]
 
-SMEM_LIMIT = 232448
+SMEM_LIMIT = targets.smem_limit(90)
 
 
 def pipeline_default(kv_stages: int) -> bool:

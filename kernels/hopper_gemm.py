@@ -82,7 +82,7 @@ once per use and the loads and waits can never drift apart, whatever k_tiles is.
 Cost of sharing: with a private C tile (SHARE_EPILOGUE=False) the TMA store of tile t may still be in
 flight while tile t+1's loads and MMAs run (its `store_wait` sits just before the next `c_smem.store`).
 Sharing makes the B tiles under c_smem wait for the store. Measured on an H100 (bf16 TFLOP/s, median of
-6 interleaved rounds, `python -m tlx_alias.kernels.profile --ab`): 8192x8192x2048 shared 643.5 with the
+6 interleaved rounds, `python benchmarks/kernel_profile.py --ab`): 8192x8192x2048 shared 643.5 with the
 prefetch vs 633.2 without, no sharing (3 stages) 657.1 vs 636.7; at 4096^3, 8192^3 and 512x8192x8192 the
 prefetch changes nothing measurable (within 1%). The fourth stage that sharing buys pays for itself at
 large K, not at small K.
@@ -101,13 +101,14 @@ from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared
                                                               warpgroup_mma_wait)
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from tlx_alias import _triton as compat
+from tlx_alias import targets
 
 import tlx_alias.language as tlx
 from tlx_alias.kernels._common import HOPPER, compile_for, report_row, tensordesc
 
 __all__ = ["hopper_gemm_kernel", "matmul", "make_launch", "compile_gemm", "smem_plan", "cpu_report"]
 
-SMEM_LIMIT = 232448  # bytes of dynamic shared memory one sm_90 block may use (227 KiB)
+SMEM_LIMIT = targets.smem_limit(90)
 
 
 # ----------------------------------------------------------------------------------------------- layouts

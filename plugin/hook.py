@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 
+from tlx_alias import targets
 from tlx_alias.errors import TlxAliasError
 
 ENV = "TRITON_PASS_PLUGIN"
@@ -57,17 +58,16 @@ def check_capacity(metadata, target, src=None):
     compiles with no `tcgen05.alloc` at all, a silently wrong kernel). For kernels that use the API this
     is a compile error naming the totals (and `src`, the kernel's definition line).
     """
-    from tlx_alias.python_passes.size_definition import SMEM_LIMIT, SMEM_LIMIT_DEFAULT, TMEM_COLUMNS
     smem, tmem = metadata.get("shared", 0) or 0, metadata.get("tmem_size", 0) or 0
-    limit = SMEM_LIMIT.get(target or "", SMEM_LIMIT_DEFAULT)
+    limit = targets.smem_limit(targets.capability(target))
     if smem > limit:
         raise TlxAliasError("tlx-alias capacity", f"the kernel needs {smem} bytes of shared memory (aliased "
                             f"specs plus every other buffer and Triton's scratch), the target allows {limit}",
                             "share more buffers through a storage_alias_spec, or use fewer stages / smaller tiles",
                             src)
-    if tmem > TMEM_COLUMNS:
+    if tmem > targets.TMEM_COLUMNS:
         raise TlxAliasError("tlx-alias capacity", f"the kernel needs {tmem} tensor-memory columns, the SM has "
-                            f"{TMEM_COLUMNS}", "share more TMEM buffers through a storage_alias_spec "
+                            f"{targets.TMEM_COLUMNS}", "share more TMEM buffers through a storage_alias_spec "
                             "(e.g. P, alpha, l, m on QK as in seed 000)", src)
 
 
@@ -89,7 +89,7 @@ def run_plugin(triton_module, target=None):
     """What the wrapped `ttgir` stage does after the stage itself."""
     if not has_tags(triton_module):
         return triton_module
-    from tlx_alias.plugin import bridge
+    from tlx_alias import bridge
     t0 = time.perf_counter()
     module, aliases = bridge.to_upstream(triton_module)
     t1 = time.perf_counter()

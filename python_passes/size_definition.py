@@ -16,17 +16,13 @@ from __future__ import annotations
 import math
 from functools import cmp_to_key
 
+from tlx_alias import targets
 from tlx_alias.memdesc import TMEM
 
 from . import reuse_tree as rt
 from ._ir import PassContext, fail, int_attr, memdesc_of, ops_named, set_int, set_str, src_of, str_attr
 
 NAME = "tlx-size-definition"
-TMEM_COLUMNS = 512
-TMEM_BYTES_PER_COLUMN = 128 * 4
-# Dynamic shared memory per block that Triton 3.6 accepts on sm_90 / sm_100 (227 KiB).
-SMEM_LIMIT = {"cuda:90": 232448, "cuda:100": 232448, "cuda:103": 232448, "cuda:120": 101376}
-SMEM_LIMIT_DEFAULT = 232448
 
 
 def users(spec_op, name):
@@ -103,13 +99,13 @@ def run(module, ctx: PassContext):
             if explicit <= 0:
                 fail(spec, "storage_alias_spec", f"buffer_size_bytes must be positive, got {explicit}",
                      "pass a positive compile-time size or leave it out")
-            given = explicit // TMEM_BYTES_PER_COLUMN if storage == "tmem" else explicit
+            given = explicit // targets.TMEM_BYTES_PER_COLUMN if storage == "tmem" else explicit
             if root is not None and given // groups < stride:
                 _too_small(spec, root, given // groups, unit)
             if given < total:
                 fail(spec, "storage_alias_spec",
                      f"buffer_size_bytes={explicit} is too small: the allocations need {total} {unit}"
-                     + (f" ({total * TMEM_BYTES_PER_COLUMN} bytes)" if storage == "tmem" else ""),
+                     + (f" ({total * targets.TMEM_BYTES_PER_COLUMN} bytes)" if storage == "tmem" else ""),
                      "raise buffer_size_bytes or leave it out to let the compiler size the spec")
             if root is not None:
                 stride = given // groups
@@ -144,12 +140,12 @@ def _too_small(spec, root, available, unit):
 
 
 def _check_capacity(spec, storage, total, ctx: PassContext):
-    if storage == "tmem" and total > TMEM_COLUMNS:
+    if storage == "tmem" and total > targets.TMEM_COLUMNS:
         fail(spec, "storage_alias_spec",
-             f"tensor memory over capacity: this spec needs {total} columns, the SM has {TMEM_COLUMNS}",
+             f"tensor memory over capacity: this spec needs {total} columns, the SM has {targets.TMEM_COLUMNS}",
              "use fewer buffers, smaller tiles, or share more of them in the reuse tree")
     if storage == "smem":
-        limit = SMEM_LIMIT.get(ctx.target or "", SMEM_LIMIT_DEFAULT)
+        limit = targets.smem_limit(targets.capability(ctx.target))
         if total > limit:
             fail(spec, "storage_alias_spec",
                  f"shared memory over capacity: this spec needs {total} bytes, the target allows {limit}",

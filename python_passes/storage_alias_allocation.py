@@ -93,7 +93,7 @@ def _replace_with_view(alloc, backing, total, ctx):
     alloc.result.replace_all_uses_with(view.result)
     alloc.erase()
     plan = _IndexPlan(offset // b, stride // b, list(radices), [u // b for u in strides])
-    _retype_and_rewrite(view.result, view.result.type, plan, alloc_src=src_of(view))
+    _retype_and_rewrite(view.result, plan, alloc_src=src_of(view))
 
 
 def unit_of(desc) -> str:
@@ -118,48 +118,100 @@ class _IndexPlan:
         return out + rest * self.scale
 
 
-def _retype_and_rewrite(value, new_type, plan, alloc_src, seen=None):
-    """Give `value` the view's type and follow it to every memdesc_index, rewriting indices."""
-    seen = set() if seen is None else seen
-    for use in list(value.uses):
-        owner, pos = use.owner, use.operand_number
-        name = owner.name
-        if name == "ttg.memdesc_index" and pos == 0:
-            _rewrite_index(owner, plan)
-        elif name == "scf.for" and pos >= 3:
-            k = pos - 3
-            body = owner.regions[0].blocks[0]
-            _follow(body.arguments[k + 1], new_type, plan, alloc_src, seen)
-            _follow(owner.results[k], new_type, plan, alloc_src, seen)
-        elif name == "scf.yield":
-            parent = owner.parent
-            if parent.name in ("scf.for", "scf.if", "scf.while", "scf.execute_region"):
-                _follow(parent.results[pos], new_type, plan, alloc_src, seen)
-                if parent.name == "scf.for":
-                    _follow(parent.regions[0].blocks[0].arguments[pos + 1], new_type, plan, alloc_src, seen)
+def _retype_and_rewrite(view, plan, alloc_src):
+    """Give every value that carries `view` (loop-carried, yielded, captured) the view's type, and rewrite
+    the index of every `ttg.memdesc_index` of it. A carried value that also receives another descriptor is
+    an error: one index rewrite cannot serve both."""
+    new_type, carried, work = view.type, [], [view]
+    while work:
+        value = work.pop()
+        for use in list(value.uses):
+            owner, pos = use.owner, use.operand_number
+            if owner.name == "ttg.memdesc_index" and pos == 0:
+                _rewrite_index(owner, plan)
+            elif owner.name in ("ttg.local_dealloc", "ttng.tmem_dealloc"):
+                owner.erase()
             else:
-                _unsupported(owner, alloc_src)
-        elif name == "scf.while":
-            _follow(owner.regions[0].blocks[0].arguments[pos], new_type, plan, alloc_src, seen)
-        elif name == "scf.condition" and pos >= 1:
-            parent = owner.parent
-            _follow(parent.regions[1].blocks[0].arguments[pos - 1], new_type, plan, alloc_src, seen)
-            _follow(parent.results[pos - 1], new_type, plan, alloc_src, seen)
-        elif name in (ttg.WS, ttg.WS_PARTITIONS):
-            for arg in ttg.partition_args(owner, pos):
-                _follow(arg, new_type, plan, alloc_src, seen)
-        elif name in ("ttg.local_dealloc", "ttng.tmem_dealloc"):
-            owner.erase()
-        else:
-            _unsupported(owner, alloc_src)
+                dests = _passes_to(owner, pos)
+                if dests is None:
+                    _unsupported(owner, alloc_src)
+                for t in dests:
+                    if t.type != new_type:
+                        t.set_type(new_type)
+                        carried.append(t)
+                        work.append(t)
+    for value in carried:
+        for source in _sources(value):
+            if source.type != new_type:
+                holder = _holder(value)
+                fail(holder, NAME, f"a buffer of a storage_alias_spec (allocated at {alloc_src}) and another "
+                                   f"descriptor flow into the same value of this '{holder.name}'",
+                     "carry only the aliased buffer through the loop or branch, or select a buffer with "
+                     ".index(i) before it", src_of(holder) or alloc_src)
 
 
-def _follow(value, new_type, plan, alloc_src, seen):
-    """Retype a block argument or result that carries the view; a value already retyped was visited."""
-    if value.type == new_type:
-        return
-    value.set_type(new_type)
-    _retype_and_rewrite(value, new_type, plan, alloc_src, seen)
+def _blocks(op, region):
+    return op.regions[region].blocks[0]
+
+
+def _passes_to(owner, pos):
+    """The block arguments and results a use hands the descriptor on to; None if the op consumes it."""
+    name = owner.name
+    if name == "scf.for" and pos >= 3:
+        return [_blocks(owner, 0).arguments[pos - 2], owner.results[pos - 3]]
+    if name == "scf.while":
+        return [_blocks(owner, 0).arguments[pos]]
+    if name == "scf.condition" and pos >= 1:
+        parent = owner.parent
+        return [_blocks(parent, 1).arguments[pos - 1], parent.results[pos - 1]]
+    if name == "scf.yield":
+        parent = owner.parent
+        if parent.name == "scf.for":
+            return [parent.results[pos], _blocks(parent, 0).arguments[pos + 1]]
+        if parent.name == "scf.while":  # the `after` region's yield feeds the next iteration's `before` region
+            return [_blocks(parent, 0).arguments[pos]]
+        if parent.name in ("scf.if", "scf.execute_region", "scf.index_switch"):
+            return [parent.results[pos]]
+        return None
+    if name in (ttg.WS, ttg.WS_PARTITIONS):
+        return ttg.partition_args(owner, pos)
+    return None
+
+
+def _holder(value):
+    """The op whose block argument or result `value` is."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        owner = owner.owner
+    return getattr(owner, "operation", owner)
+
+
+def _yield_of(block):
+    return list(block.operations)[-1]
+
+
+def _sources(value):
+    """Every value that can flow into a block argument or result (the inverse of `_passes_to`)."""
+    op = _holder(value)
+    name = op.name
+    if isinstance(value.owner, ir.Block):  # a block argument
+        k = value.arg_number
+        region = next(i for i, r in enumerate(op.regions) if r.blocks[0] == value.owner)
+        if name == "scf.for":
+            return [op.operands[3 + k - 1], _yield_of(_blocks(op, 0)).operands[k - 1]]
+        if name == "scf.while" and region == 0:
+            return [op.operands[k], _yield_of(_blocks(op, 1)).operands[k]]
+        if name == "scf.while":
+            return [_yield_of(_blocks(op, 0)).operands[k + 1]]
+        if name == ttg.WS_PARTITIONS:
+            return [ttg.captures(op)[k]]
+        return []
+    k = value.result_number
+    if name == "scf.for":
+        return [op.operands[3 + k], _yield_of(_blocks(op, 0)).operands[k]]
+    if name == "scf.while":
+        return [_yield_of(_blocks(op, 0)).operands[k + 1]]
+    return [_yield_of(r.blocks[0]).operands[k] for r in op.regions if r.blocks]
 
 
 def _unsupported(owner, alloc_src):

@@ -39,15 +39,15 @@ for stage in $STAGES; do
       run tests python3 -m pytest -q -p no:cacheprovider test/pytest ;;
     sanitize)
       SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
-      run smoke python3 -m tlx_alias.kernels.smoke      # compile outside the sanitizer first (cache)
+      run smoke python3 test/tools/gpu_smoke.py      # compile outside the sanitizer first (cache)
       for tool in memcheck racecheck; do
         run "sanitize-$tool-aliasing" "$SAN" --tool "$tool" \
           python3 -m pytest -q -p no:cacheprovider test/pytest/test_gpu_aliasing.py
-        run "sanitize-$tool-kernels" "$SAN" --tool "$tool" python3 -m tlx_alias.kernels.smoke
+        run "sanitize-$tool-kernels" "$SAN" --tool "$tool" python3 test/tools/gpu_smoke.py
       done ;;
     bench)
       # two full repeats, to report the spread between them
-      run bench-1 python3 -m tlx_alias.kernels.bench --no-proof
-      run bench-2 python3 -m tlx_alias.kernels.bench --no-proof ;;
+      run bench-1 python3 benchmarks/kernel_bench.py --no-proof
+      run bench-2 python3 benchmarks/kernel_bench.py --no-proof ;;
   esac
 done

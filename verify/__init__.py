@@ -13,11 +13,13 @@ Offline: `prove_module(module, target, aliases) -> Report`, or the `tlx-verify` 
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 
 import z3
+
+from tlx_alias import targets
+from tlx_alias.errors import TlxAliasError, warn_at
 
 from . import model as _model
 from . import props as _props
@@ -28,23 +30,14 @@ __all__ = ["prove_module", "enforce", "Report", "capability_of", "MODES", "ENV"]
 ENV = "TLX_ALIAS_PROOF"
 MODES = ("off", "warn", "error", "strict")
 
-from tlx_alias.errors import TlxAliasError, warn_at
-
 
 def capability_of(target, module=None) -> int | None:
-    """90 / 100 ... from "cuda:100", "sm_90a", 100, a GPUTarget, or the module's `ttg.target` attribute."""
+    """90 / 100 ... from `target` (see tlx_alias.targets.capability), else the module's `ttg.target`."""
     if target is None and module is not None:
         attrs = module.operation.attributes
         if "ttg.target" in attrs:
             target = str(attrs["ttg.target"]).strip('"')
-    if target is None:
-        return None
-    if hasattr(target, "arch"):
-        target = target.arch
-    if isinstance(target, int):
-        return target
-    m = re.search(r"(\d+)", str(target))
-    return int(m.group(1)) if m else None
+    return targets.capability(target)
 
 
 _z3 = {"spare": None, "maker": None, "lock": threading.Lock()}

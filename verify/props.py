@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 import z3
 
 from tlx_alias.memdesc import SMEM, TMEM
+from tlx_alias import targets
+
 from .encode import RLIMIT_KERNEL, RLIMIT_PROPERTY, _nary
 from .model import LOGICAL_X
 
@@ -39,9 +41,6 @@ RANK = {VIOLATION: 3, UNKNOWN: 2, PROVEN: 1, NA: 0}
 
 # Per-block dynamic shared memory (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN), which Triton
 # compares `metadata.shared` against when it loads a kernel (triton/compiler/compiler.py, `max_shared_mem`).
-SMEM_LIMIT = {80: 166912, 86: 101376, 87: 166912, 89: 101376, 90: 232448, 100: 232448, 103: 232448,
-              110: 232448, 120: 101376, 121: 101376}
-TMEM_COLS = 512   # Triton: `max_tmem_size = 512` columns (compiler.py), 128 lanes each
 
 FIX = {
     "P1": "make the view fit: shrink its shape or dtype, or enlarge the allocation (TLX: buffer_size_bytes)",
@@ -526,9 +525,9 @@ def tmem_granule(cols: int) -> int:
 
 def p6_capacity(kernel, capability: int | None) -> list:
     out = []
-    limit = SMEM_LIMIT.get(capability or 0, SMEM_LIMIT[90])
-    note = "" if capability in SMEM_LIMIT else f" (no figure for sm_{capability}: sm_90's used)"
-    for space, cap, unit in ((SMEM, limit, "bytes"), (TMEM, TMEM_COLS, "cols")):
+    limit = targets.smem_limit(capability)
+    note = "" if capability in targets.SMEM_BYTES else f" (no figure for sm_{capability}: sm_90's used)"
+    for space, cap, unit in ((SMEM, limit, "bytes"), (TMEM, targets.TMEM_COLUMNS, "cols")):
         allocs = [a for a in kernel.allocs if a.space == space]
         if not allocs:
             continue

@@ -2,7 +2,7 @@
 
 `load(path) -> Loaded(module, aliases)`. Custom-form Triton text is parsed by Triton itself
 (`triton._C.libtriton.ir.parse_mlir_module`, all dialects loaded) and bridged with
-`tlx_alias.plugin.bridge.to_upstream` (the plugin's own bridge: generic text, locations restored).
+`tlx_alias.bridge.to_upstream` (the plugin's own bridge: generic text, locations restored).
 Anything unreadable raises `InputError` (CLI exit code 2).
 """
 from __future__ import annotations
@@ -61,7 +61,7 @@ def load_triton(text: str, path: str = "<text>") -> Loaded:
             f"\n    {line}" for line in err.splitlines()[1:] if "error:" in line))
     try:
         import warnings
-        from tlx_alias.plugin.bridge import to_upstream
+        from tlx_alias.bridge import to_upstream
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             module, aliases = to_upstream(tmod)

@@ -20,7 +20,7 @@ from tlx_alias import _triton as compat
 
 from tlx_alias import _triton
 from tlx_alias.errors import TlxAliasWarning
-from tlx_alias.plugin import bridge
+from tlx_alias import bridge
 
 
 # ---------------------------------------------------------------------------------------------- kernels

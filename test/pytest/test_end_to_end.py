@@ -150,7 +150,7 @@ def test_legacy_reuse_larger_than_the_buffer_is_an_error():
 def test_a_compile_leaves_no_file_behind(tmp_path, monkeypatch):
     """Success, a layout error, and a lowering that Triton cannot parse back: nothing left in the temp dir."""
     import tempfile
-    from tlx_alias.plugin import bridge
+    from tlx_alias import bridge
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     monkeypatch.setenv("TMPDIR", str(tmp))

@@ -1,6 +1,6 @@
 """tlx_alias.verify: the Z3 safety proof (P1..P6), both sides of every property, the pipeline switch, the CLI.
 
-Inputs are generic-form modules: Contract-2 IR synthesized by `tlx_alias.verify.synth` (the lowering's
+Inputs are generic-form modules: Contract-2 IR synthesized by `test/tools/synth.py` (the lowering's
 output for a TLX layout, then mutated), and small hand-aliased modules written here the way Gluon's
 `_reinterpret` / `slice` / `index` print.
 """
@@ -13,7 +13,8 @@ import sys
 import pytest
 
 from tlx_alias.errors import TlxAliasError, TlxAliasWarning
-from tlx_alias.verify import enforce, prove_module, synth
+import synth
+from tlx_alias.verify import enforce, prove_module
 from tlx_alias.memdesc import parse_aliases, parse_memdesc
 from tlx_alias.verify.props import NA, PROVEN, UNKNOWN, VIOLATION
 from tlx_alias.verify.source import load_generic

@@ -5,17 +5,11 @@ alias (`_reinterpret`, `slice`, `index`, warp-specialized captures, ring counter
 nests), some with one deliberate aliasing bug. Triton's custom-form `ttgir` goes through
 `triton._C.libtriton.ir.parse_mlir_module` and the plugin bridge, exactly as a cache dump would.
 """
-import os
-import sys
-
 import pytest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "lit", "verify", "Inputs"))
-import make_inputs  # noqa: E402
-
-from tlx_alias.verify import prove_module  # noqa: E402
-from tlx_alias.verify.source import load_triton  # noqa: E402
+import make_inputs  # test/lit/verify/Inputs, on the path through conftest.py
+from tlx_alias.verify import prove_module
+from tlx_alias.verify.source import load_triton
 
 EXPECT = {  # kernel -> the property its bug breaks (None: safe)
     "fa_borrow_ok": None, "gemm_epilogue_ok": None, "ws_ring_ok": None, "fa_tutorial_borrow_ok": None,

@@ -1,4 +1,4 @@
-"""Mutation testing of the verifier on real kernels (`tlx_alias.verify.mutate`).
+"""Mutation testing of the verifier on real kernels (`test/tools/mutate.py`).
 
 Each kernel is compiled on the CPU through the plugin; every mutant of its lowered ttgir (one lowering bug:
 a shifted offset, a shrunk stride, a reuse group laid out as the other kind, a wrong index expression...)
@@ -8,8 +8,8 @@ the user's index) are fixed and kept below as regression tests.
 """
 import pytest
 
-from tlx_alias.verify import mutate
-from tlx_alias.verify.mutate import Lowered, measure, oracle, prove_text
+import mutate
+from mutate import Lowered, measure, oracle, prove_text
 
 KERNELS = ["fa_tmem_demo", "hopper_gemm", "blackwell_gemm"]   # ~25 s of mutants on a 2-core CPU
 _cache = {}
@@ -66,7 +66,8 @@ def test_oracle_on_the_demo_tree():
 
 
 def test_two_specs_keep_both_reuse_trees():
-    from tlx_alias.verify import prove_module, synth
+    import synth
+    from tlx_alias.verify import prove_module
     from tlx_alias.verify.source import load_generic
 
     fa = synth.seed000_fa()

@@ -1,7 +1,7 @@
 """Property tests of the Z3 proof on random TLX layouts (hypothesis).
 
 A random reuse tree (alternating shared / distinct groups, group_size over single leaves as for P in flash
-attention) is placed by `tlx_alias.verify.synth.layout` — the layout rule of the seed — and printed as
+attention) is placed by `test/tools/synth.py`'s `layout` — the layout rule of the seed — and printed as
 Contract-2 IR. Safe layouts must be proven (P1..P5 proven, no "cannot prove"); each hand mutation that
 makes a layout unsafe must be caught by the property it breaks, naming the mutated view.
 """
@@ -10,8 +10,10 @@ import itertools
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tlx_alias.verify import prove_module, synth
-from tlx_alias.verify.props import NA, PROVEN, VIOLATION, SMEM_LIMIT, TMEM_COLS
+import synth
+from tlx_alias import targets
+from tlx_alias.verify import prove_module
+from tlx_alias.verify.props import NA, PROVEN, VIOLATION
 from tlx_alias.verify.model import ReuseTree
 from tlx_alias.verify.source import load_generic
 
@@ -47,7 +49,7 @@ def layouts(draw, min_groups=1):
 
     tree = group(draw(st.sampled_from(["shared", "distinct"])), 0)
     lay = synth.layout(tree, storage, groups=draw(st.integers(min_groups, 3)))
-    assume(lay.total <= (TMEM_COLS if storage == "tmem" else SMEM_LIMIT[100]))
+    assume(lay.total <= (targets.TMEM_COLUMNS if storage == "tmem" else targets.smem_limit(100)))
     # the seed's alignment rule (offset and stride multiples of the buffer size; the passes reject others)
     assume(all(leaf.offset % leaf.slot == 0 and leaf.stride % leaf.slot == 0 for leaf in lay.leaves))
     return lay

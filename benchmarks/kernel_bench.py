@@ -1,6 +1,6 @@
 """Benchmark (GPU) or compile report (CPU) of the kernels in `tlx_alias.kernels`.
 
-    python -m tlx_alias.kernels.bench [--kernel NAME] [--quick] [--no-proof]
+    python benchmarks/kernel_bench.py [--kernel NAME] [--quick] [--no-proof]
 
 With a CUDA GPU: for each kernel that runs on it (Hopper kernels on sm_90), correctness against PyTorch
 first (outputs poisoned with NaN before every run, fresh random inputs), then one table per kernel, all in
@@ -263,7 +263,7 @@ GPU_BENCHES = {"hopper_gemm": (9, bench_gemm), "hopper_attention": (9, bench_att
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m tlx_alias.kernels.bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python benchmarks/kernel_bench.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--kernel", help=f"one of {', '.join(KERNELS)} (or a part of a name)")
     p.add_argument("--quick", action="store_true", help="fewer configurations, sizes and repetitions")
     p.add_argument("--no-proof", action="store_true", help="skip the Z3 proof in the compile report")

@@ -1,11 +1,11 @@
 """One launch of one benchmark case after warm-up, for Nsight Compute to wrap (GPU only).
 
-    python -m tlx_alias.kernels.profile --case gemm8192|gemm_skinny|gemm2048|gemm4096|attn|attn_causal
+    python benchmarks/kernel_profile.py --case gemm8192|gemm_skinny|gemm2048|gemm4096|attn|attn_causal
                                         [--impl IMPL] [--set KEY=VALUE ...] [--warmup 3]
-    python -m tlx_alias.kernels.profile --sweep          # time the variants in SWEEP (correctness first)
-    python -m tlx_alias.kernels.profile --ncu-all DIR    # run ncu over PROFILES, one text report each
-    python -m tlx_alias.kernels.profile --overhead       # host launch cost vs kernel time, short GEMMs
-    python -m tlx_alias.kernels.profile --ab             # GEMM variants vs torch, interleaved rounds
+    python benchmarks/kernel_profile.py --sweep          # time the variants in SWEEP (correctness first)
+    python benchmarks/kernel_profile.py --ncu-all DIR    # run ncu over PROFILES, one text report each
+    python benchmarks/kernel_profile.py --overhead       # host launch cost vs kernel time, short GEMMs
+    python benchmarks/kernel_profile.py --ab             # GEMM variants vs torch, interleaved rounds
 
 IMPL: for the GEMM cases `shared` (128x256x64, 4 stages, C on the ring; the default), `noshare` (the best
 unshared configuration, 128x256x64 3 stages), `bk128` (128x256x128, 2 stages, shared) or `torch`
@@ -16,7 +16,7 @@ The warm-up launches run first; then exactly one launch runs between cudaProfile
 
     ncu --profile-from-start off --launch-count 1 --clock-control none \\
         --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \\
-        --section Occupancy --section LaunchStats  python -m tlx_alias.kernels.profile --case gemm8192
+        --section Occupancy --section LaunchStats  python benchmarks/kernel_profile.py --case gemm8192
 
 profiles that launch only. Counting launches works too (the warm-up is `--warmup` launches of the same
 kernel): `ncu -k regex:hopper_gemm --launch-skip 3 --launch-count 1 ...`. `--ncu-all DIR` does the first
@@ -329,7 +329,7 @@ def ncu_all(outdir, warmup):
                else "3", "--clock-control", "none", *sum((["--section", s] for s in SECTIONS), [])]
         if metrics:
             cmd += ["--metrics", ",".join(metrics)]
-        cmd += [sys.executable, "-m", "tlx_alias.kernels.profile", "--case", case, "--impl", impl,
+        cmd += [sys.executable, "benchmarks/kernel_profile.py", "--case", case, "--impl", impl,
                 "--warmup", str(warmup), *sum((["--set", f"{k}={v}"] for k, v in overrides.items()), [])]
         t0 = time.time()
         try:
@@ -346,7 +346,7 @@ def ncu_all(outdir, warmup):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m tlx_alias.kernels.profile", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python benchmarks/kernel_profile.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--case", choices=[*GEMM_CASES, *ATTN_CASES])
     p.add_argument("--impl", default="shared")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="launch parameter override")

@@ -1,6 +1,6 @@
 """One small launch of each Hopper kernel with its buffers placed by the plugin, checked against torch.
 
-    python -m tlx_alias.kernels.smoke            (run under compute-sanitizer by scripts/gpu_run.sh)
+    python test/tools/gpu_smoke.py            (run under compute-sanitizer by scripts/gpu_run.sh)
 
 Small ragged shapes keep memcheck/racecheck fast; every output is poisoned with NaN before the launch.
 Also prints how many HGMMA instructions the SASS of each kernel has (wgmma really reaches the hardware).

@@ -1,4 +1,4 @@
-"""What the plugin costs at compile time, measured in one run (python -m tlx_alias.plugin.overhead).
+"""What the plugin costs at compile time, measured in one run (python benchmarks/compile_overhead.py).
 
 For each kernel: median wall time of `triton.compile` (always_compile, fresh cache) with the hook
 installed and with it uninstalled, and the plugin's own share (bridge + passes) from `hook.last_round_trip`.

@@ -1,7 +1,7 @@
 """Mutation harness: write one lowering bug at a time into the lowered IR of a real kernel, count what
 the verifier catches.
 
-    python -m tlx_alias.verify.mutate [KERNEL...] [--ops OP,...] [-v] [--dump DIR]
+    python test/tools/mutate.py [KERNEL...] [--ops OP,...] [-v] [--dump DIR]
 
 Input: the Contract-2 ttgir of a kernel compiled on the CPU through the plugin (`KERNELS`). A mutant is
 one corruption of the layout, applied consistently, so it models a bug of the lowering rather than a
