@@ -15,7 +15,7 @@ $(BIN)/python:
 	$(BIN)/pip install -q torch==2.13.0 triton==$(TRITON)
 
 # Editable install: the tests run against the working tree, mapped as the installed package is.
-$(VENV)/.installed: $(BIN)/python pyproject.toml setup.py
+$(VENV)/.installed: $(BIN)/python pyproject.toml setup.py plugin/tlx_alias.pth
 	$(BIN)/pip install -q -e '.[test]' triton==$(TRITON)
 	touch $@
 

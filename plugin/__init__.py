@@ -1,4 +1,4 @@
-"""The Triton side of tlx-alias: `hook` (stages hook, activation, cache key).
+"""The Triton side of tlx-alias: `hook` (the stages hook, cache key) and `activation` (TRITON_PASS_PLUGIN).
 
-Kept import-free: `tlx_alias.pth` imports `tlx_alias.plugin.hook` at interpreter start-up.
+Kept import-free: `tlx_alias.pth` imports `tlx_alias.plugin.activation` at interpreter start-up.
 """

@@ -1,16 +1,16 @@
-"""The plugin hook: runs the tlx-alias pipeline between Triton's `ttgir` and `llir` stages.
+"""The stages hook: the tlx-alias pipeline between Triton's `ttgir` and `llir` stages.
 
 `install()` registers a stages hook (chained after any hook already set) that wraps `stages["ttgir"]`
-(Gluon's `gluon_to_ttgir`, Triton's `make_ttgir`). After that stage, a module with tlx tags (`tlx.spec`) goes Triton -> upstream bindings -> `lower(...)` -> Triton; any other module is
-returned as it is (same object, no round trip). While installed, Triton's compile-cache key gets a suffix
-with the plugin's version and `TLX_ALIAS_*` environment, so the cache never hands back a kernel built
-under another plugin state.
+(Gluon's `gluon_to_ttgir`, Triton's `make_ttgir`). After that stage, `run_plugin` takes a module with
+tlx tags (`tlx.spec`) through the pipeline, top-down:
 
-Activation without touching user code: `TRITON_PASS_PLUGIN=tlx_alias` (a comma list such as
-`foo,tlx_alias` works; other names are ignored). The wheel puts `tlx_alias.pth` in site-packages; when the
-variable names us it calls `arm()`, which installs the hook right after `triton` is first imported.
+    Triton module --bridge.to_upstream--> upstream MLIR module --passes (lowering)--> --verify (proof)-->
+    --bridge.to_triton--> Triton module (llir then assigns SMEM/TMEM offsets; `check_capacity` after it)
 
-This module imports only the standard library at import time (the .pth line imports it at start-up).
+Any other module is returned as it is (same object, no round trip). While installed, Triton's compile
+caches are keyed on the plugin's version and `TLX_ALIAS_*` environment (`cache_key_suffix`), so a cache
+never hands back a kernel built under another plugin state. Activation by environment variable:
+`plugin/activation.py`.
 """
 
 from __future__ import annotations
@@ -18,36 +18,33 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sys
 import threading
 import time
 
-from tlx_alias import targets
+from tlx_alias import _triton, bridge, targets
 from tlx_alias.errors import TlxAliasError
+from tlx_alias.python_passes import pipeline
+from tlx_alias.verify import enforce
+from tlx_alias.verify.encode import loc_info
 
-ENV = "TRITON_PASS_PLUGIN"
-NAME = "tlx_alias"
 ENV_PREFIX = "TLX_ALIAS_"
 
 _TAG = re.compile(r'[{ ,]"?tlx\.spec"? = ')
 _lock = threading.Lock()
 _active = False
 last_round_trip: dict = {}
-"""Figures of the latest plugin run: bridge timings (ms), lower_ms, total_ms, locations."""
+"""Figures of the latest plugin run: bridge timings (ms), lower_ms, proof_ms, total_ms, locations."""
 
 
 # ------------------------------------------------------------------------------------------ pipeline
 
 def lower(upstream_module, aliases, target=None):
     """The lowering the hook runs on `upstream_module`, in place (tests monkeypatch this attribute)."""
-    from tlx_alias import _triton
-    from tlx_alias.python_passes import pipeline
     return pipeline.lower(upstream_module, aliases, target=target, exact_views=_triton.REINTERPRET_KEEPS_SIZE)
 
 
 def prove(upstream_module, target, aliases):
     """The Z3 safety proof of the lowered module (TLX_ALIAS_PROOF=error|warn|strict|off; tests monkeypatch)."""
-    from tlx_alias.verify import enforce
     return enforce(upstream_module, target, aliases)
 
 
@@ -78,7 +75,6 @@ def has_tags(triton_module) -> bool:
 
 def _kernel_src(module):
     """"file:line" of the (first) kernel function's definition, for errors that concern the whole kernel."""
-    from tlx_alias.verify.encode import loc_info
     for op in module.body.operations:
         if op.operation.name == "tt.func":
             return loc_info(op.location)[1] or None
@@ -89,7 +85,6 @@ def run_plugin(triton_module, target=None):
     """What the wrapped `ttgir` stage does after the stage itself."""
     if not has_tags(triton_module):
         return triton_module
-    from tlx_alias import bridge
     t0 = time.perf_counter()
     module, aliases = bridge.to_upstream(triton_module)
     t1 = time.perf_counter()
@@ -111,7 +106,6 @@ def run_plugin(triton_module, target=None):
 
 def _make_hook(prev):
     def tlx_alias_stages_hook(*args):
-        from tlx_alias import _triton
         if not args:  # Triton >= 3.7 asks for the cache key of the pipeline as modified
             key, digest = prev() if prev is not None else ("", "")
             if not _active:
@@ -153,7 +147,6 @@ def _make_hook(prev):
 def install():
     """Register the stages hook (and, on Triton 3.6, the cache-key suffix). Idempotent and cheap."""
     global _active
-    from tlx_alias import _triton
     with _lock:
         current = _triton.get_stages_hook()
         if not getattr(current, "_tlx_alias", False):
@@ -166,7 +159,6 @@ def install():
 def uninstall():
     """Undo install(): restore the previous hook (or go inert if another hook was chained on top)."""
     global _active
-    from tlx_alias import _triton
     with _lock:
         _active = False
         current = _triton.get_stages_hook()
@@ -177,9 +169,8 @@ def uninstall():
 
 
 def is_installed() -> bool:
-    if not _active or "triton" not in sys.modules:
+    if not _active:
         return False
-    from tlx_alias import _triton
     return getattr(_triton.get_stages_hook(), "_tlx_alias", False)
 
 
@@ -192,7 +183,6 @@ def plugin_version() -> str:
     """Hash of the tlx_alias sources that can change a compiled kernel (frontend, plugin, passes, proof)."""
     global _version
     if _version is None:
-        import hashlib
         import tlx_alias
         root = os.path.dirname(os.path.abspath(tlx_alias.__file__))
         h = hashlib.sha256(tlx_alias.__version__.encode())
@@ -212,65 +202,3 @@ def plugin_version() -> str:
 def cache_key_suffix() -> str:
     env = sorted((k, v) for k, v in os.environ.items() if k.startswith(ENV_PREFIX))
     return f"-tlx_alias-{plugin_version()}-{env}"
-
-
-# ------------------------------------------------------------------------------------------ activation
-
-def requested(value: str | None = None) -> bool:
-    """Does TRITON_PASS_PLUGIN (a comma list) name this plugin?"""
-    value = os.environ.get(ENV, "") if value is None else value
-    return NAME in [v.strip() for v in value.split(",")]
-
-
-def arm():
-    """Install the hook as soon as `triton` is imported (now, if it already is). Called by tlx_alias.pth."""
-    mod = sys.modules.get("triton")
-    if mod is not None and getattr(getattr(mod, "__spec__", None), "_initializing", False) is False:
-        _install_quietly()
-        return
-    if not any(isinstance(f, _TritonWatcher) for f in sys.meta_path):
-        sys.meta_path.insert(0, _TritonWatcher())
-
-
-def _install_quietly():
-    try:
-        install()
-    except Exception as exc:  # never break `import triton` because of the plugin
-        import warnings
-        from tlx_alias.errors import TlxAliasWarning
-        warnings.warn(TlxAliasWarning(f"{ENV}={NAME}: the tlx-alias hook was not installed: {exc!r}"))
-
-
-class _TritonWatcher:
-    """A one-shot meta-path finder: finds `triton` through the other finders, installs after it executes."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != "triton":
-            return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            spec = find(fullname, path, target) if find else None
-            if spec is not None:
-                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                    spec.loader = _InstallAfter(spec.loader)
-                return spec
-        return None
-
-
-class _InstallAfter:
-    """Loader wrapper: run the real loader, put it back on the module, then install the hook."""
-
-    def __init__(self, loader):
-        self.loader = loader
-
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module):
-        module.__loader__ = self.loader
-        if getattr(module, "__spec__", None) is not None:
-            module.__spec__.loader = self.loader
-        self.loader.exec_module(module)
-        _install_quietly()

@@ -20,7 +20,7 @@ from triton.experimental.gluon.language._core import builtin
 
 from tlx_alias import _triton
 from tlx_alias.errors import TlxAliasError
-from tlx_alias.plugin import hook
+from tlx_alias.plugin import activation, hook
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PTH = os.path.join(ROOT, "plugin", "tlx_alias.pth")
@@ -270,9 +270,9 @@ def _run(code, tmp_path, env_value, site_dir=True):
     d.mkdir(exist_ok=True)
     (d / "tlx_alias.pth").write_text(Path(PTH).read_text())
     prelude = f"import site; site.addsitedir({str(d)!r})\n" if site_dir else ""
-    env = {k: v for k, v in os.environ.items() if k != hook.ENV}
+    env = {k: v for k, v in os.environ.items() if k != activation.ENV}
     if env_value is not None:
-        env[hook.ENV] = env_value
+        env[activation.ENV] = env_value
     proc = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], env=env,
                           capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr
@@ -283,7 +283,7 @@ CHECK = """
 import sys
 before = ("triton" in sys.modules, "tlx_alias" in sys.modules)
 import triton
-from tlx_alias.plugin import hook
+from tlx_alias.plugin import activation, hook
 print(before[0], before[1], hook.is_installed())
 """
 
