@@ -37,8 +37,10 @@ matrix:
 	@for v in $(VERSIONS); do $(MAKE) --no-print-directory test TRITON=$$v > .matrix-$$v.log 2>&1; \
 	  echo "triton $$v: $$(tail -n 1 .matrix-$$v.log)"; done
 
-# Wheels the GPU machines lack (no package index there), carried by scripts/gpu_run.sh.
-gpu-wheels: $(BIN)/python
+# The project's wheel and the wheels the GPU machines lack (no package index there), for scripts/gpu_run.sh.
+gpu-wheels: setup
+	rm -rf .gpu-wheels && mkdir -p .gpu-wheels
+	$(BIN)/python -m build -q --wheel --outdir .gpu-wheels .
 	$(BIN)/pip download -q -d .gpu-wheels --only-binary=:all: --python-version 3.12 \
 	  --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 z3-solver pytest hypothesis
 

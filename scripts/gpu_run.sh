@@ -4,20 +4,25 @@
 #
 #   bash scripts/gpu_run.sh [env] [tests] [sanitize] [bench]      (default: all four)
 #
-# Wheels that the machine lacks (z3-solver, pytest, hypothesis) are carried in .gpu-wheels/
-# (`make gpu-wheels` fills it) and installed into a private folder; the project itself runs from the
-# working tree through PYTHONPATH (tlx_alias/ links plugin/, python_passes/, verify/, kernels/).
+# The project goes there as its own wheel, with the wheels the machine lacks (z3-solver, pytest,
+# hypothesis), all in .gpu-wheels/ (`make gpu-wheels` fills it), installed into a venv that sees the
+# machine's torch, triton and jaxlib: the same install a user makes (the .pth start-up file included).
+# `python -P` keeps the checkout's tlx_alias/ folder from shadowing the installed package.
 set -u
 cd "$(dirname "$0")/.."
 LOG=${OUT:-gpu-logs}
 mkdir -p "$LOG"
 STAGES=${*:-env tests sanitize bench}
-DEPS=/tmp/tlx-gpu-deps
-if [ -d .gpu-wheels ] && [ ! -d "$DEPS" ]; then
-  python3 -m pip install -q --no-index --find-links .gpu-wheels --target "$DEPS" z3-solver pytest hypothesis \
-    > "$LOG/deps.txt" 2>&1 || echo "wheel install failed (see deps.txt)"
+VENV=/tmp/tlx-gpu-venv
+if [ ! -x "$VENV/bin/python" ]; then
+  # python3 there is itself a venv (/opt/torch/.venv): its site-packages joins ours as a plain path entry
+  { python3 -m venv "$VENV" &&
+    python3 -c 'import site; print("\n".join(site.getsitepackages()))' \
+      > "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/machine.pth" &&
+    "$VENV/bin/python" -m pip install -q --no-index --no-deps .gpu-wheels/*.whl; } > "$LOG/deps.txt" 2>&1 \
+    || echo "venv / wheel install failed (see deps.txt)"
 fi
-export PYTHONPATH="$PWD:$DEPS"
+export PY="$VENV/bin/python -P"
 export TRITON_CACHE_DIR=/tmp/tlx-gpu-cache
 run() {  # run NAME CMD...: log to $LOG/NAME.txt, print its tail
   local name=$1; shift
@@ -32,22 +37,23 @@ for stage in $STAGES; do
   case $stage in
     env)
       run env bash -c 'date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv;
-        python3 -c "import sys, triton, torch; print(sys.version); print(\"triton\", triton.__version__, \"torch\", torch.__version__)";
-        python3 -c "import tlx_alias._mlir as m; print(\"mlir bindings:\", m.PROVIDER)";
+        $PY -c "import sys, triton, torch; print(sys.version); print(\"triton\", triton.__version__, \"torch\", torch.__version__)";
+        $PY -c "import tlx_alias, tlx_alias._mlir as m; print(\"tlx_alias\", tlx_alias.__file__, \"mlir bindings:\", m.PROVIDER)";
         which compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer' ;;
     tests)
-      run tests python3 -m pytest -q -p no:cacheprovider test/pytest ;;
+      # (no package index there: the sdist -> wheel packaging test runs in CI instead)
+      run tests $PY -m pytest -q -p no:cacheprovider test/pytest --ignore=test/pytest/test_packaging.py ;;
     sanitize)
       SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
-      run smoke python3 test/tools/gpu_smoke.py      # compile outside the sanitizer first (cache)
+      run smoke $PY test/tools/gpu_smoke.py      # compile outside the sanitizer first (cache)
       for tool in memcheck racecheck; do
         run "sanitize-$tool-aliasing" "$SAN" --tool "$tool" \
-          python3 -m pytest -q -p no:cacheprovider test/pytest/test_gpu_aliasing.py
-        run "sanitize-$tool-kernels" "$SAN" --tool "$tool" python3 test/tools/gpu_smoke.py
+          $PY -m pytest -q -p no:cacheprovider test/pytest/test_gpu_aliasing.py
+        run "sanitize-$tool-kernels" "$SAN" --tool "$tool" $PY test/tools/gpu_smoke.py
       done ;;
     bench)
       # two full repeats, to report the spread between them
-      run bench-1 python3 benchmarks/kernel_bench.py --no-proof
-      run bench-2 python3 benchmarks/kernel_bench.py --no-proof ;;
+      run bench-1 $PY benchmarks/kernel_bench.py --no-proof
+      run bench-2 $PY benchmarks/kernel_bench.py --no-proof ;;
   esac
 done

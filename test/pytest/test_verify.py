@@ -415,9 +415,9 @@ def test_timing_table_runs_and_every_module_is_safe(capsys):
 # ---------------------------------------------------------------------------------------------- CLI
 
 def cli(*args):
-    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    # run from a folder without a `tlx_alias/` in it, so the installed package is the one run
     return subprocess.run([sys.executable, "-m", "tlx_alias.verify.cli", *args], capture_output=True, text=True,
-                          env=env, cwd=ROOT)
+                          cwd=LIT)
 
 
 def test_cli_exit_codes_json_map_and_svg(tmp_path):
