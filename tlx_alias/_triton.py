@@ -228,6 +228,12 @@ def reinterpret(desc, dtype, shape, layout, _semantic=None):
     return method(dtype, shape, layout, _semantic=_semantic)
 
 
-def tmem_layout(block, col_stride=1, two_ctas=False):
-    """A TensorMemoryLayout (3.8 replaced `cta_split_num` by `cga_layout`; both default to one CTA)."""
-    return _bw.TensorMemoryLayout(tuple(block), col_stride=col_stride, two_ctas=two_ctas)
+def tmem_layout(block, col_stride=1, two_ctas=False, cta_split=(1, 1)):
+    """A TensorMemoryLayout split across a CTA pair by `cta_split` (M, N): `cta_split_num` on 3.6/3.7,
+    `cga_layout` bases on 3.8+ ([1, 0] splits M, [0, 1] splits N)."""
+    block, cta_split = tuple(block), tuple(cta_split)
+    if VERSION < (3, 8, 0):
+        return _bw.TensorMemoryLayout(block, col_stride=col_stride, two_ctas=two_ctas,
+                                      cta_split_num=cta_split if cta_split != (1, 1) else None)
+    bases = [[1, 0]] * (cta_split[0] // 2) + [[0, 1]] * (cta_split[1] // 2)
+    return _bw.TensorMemoryLayout(block, col_stride=col_stride, two_ctas=two_ctas, cga_layout=bases)

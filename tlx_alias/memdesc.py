@@ -110,14 +110,31 @@ class MemDesc:
             lead = math.prod(shape[:-2]) if len(shape) > 2 else 1
             m, k = (shape[-2], shape[-1]) if len(shape) >= 2 else (1, shape[-1])
             return lead * math.ceil(m / 32) * math.ceil(k / 4)
-        # Measured against Triton 3.6 (`metadata.tmem_size`): rows up to 128 share the columns (blockM 64
-        # or 128 alike); a 16-bit element packs 2 per column at colStride 1, fills one at colStride 2.
-        col_stride = int(self.tmem_params.get("colStride", 1))
         if len(shape) == 1:
             shape = (1,) + shape
-        lead = math.prod(shape[:-2])
-        m, n = shape[-2], shape[-1]
-        return lead * math.ceil(m / 128) * math.ceil(n * self.bits * col_stride / 32)
+        return math.prod(shape[:-2]) * self._tmem_tile_columns(shape[-2], shape[-1])
+
+    def _tmem_tile_columns(self, m: int, n: int) -> int:
+        """Columns per CTA of one m x n TMEM tile, as Triton allocates and steps it (getTmemAllocSizes).
+
+        Checked against Triton 3.6-3.9 (test_memdesc_tmem.py compiles kernels and reads the step between
+        buffers from the PTX). Per CTA (`CTASplitM/N` on 3.6/3.7, `CGALayout` bases on 3.8/3.9) a block is
+        blockN x bits x colStride / 32 columns (16-bit packs two per column at colStride 1); 128-row
+        blocks sit side by side; two 64-row blocks share their columns; a two-CTA 64-row block is stored
+        as 128 rows of half the columns.
+        """
+        p = self.tmem_params
+        split_m, split_n = _cta_split(p)
+        mc, nc = max(1, m // split_m), max(1, n // split_n)
+        block_m = int(p.get("blockM", 128))
+        block_n = min(int(p.get("blockN", nc)), nc)
+        per_block = block_n * self.bits * int(p.get("colStride", 1)) / 32
+        blocks = math.ceil(mc / block_m) * math.ceil(nc / block_n)
+        if block_m == 64 and p.get("twoCTAs") == "true" and split_m == 2:
+            return max(1, math.ceil(per_block / 2) * blocks)
+        if block_m == 64:
+            return max(1, math.ceil(blocks / 2) * math.ceil(per_block))
+        return max(1, blocks * math.ceil(per_block))
 
     @functools.cached_property
     def size(self) -> int:
@@ -131,10 +148,20 @@ class MemDesc:
     def cols_per_element(self) -> float:
         """TMEM columns advanced per element along the last dimension (for `ttng.tmem_subslice`)."""
         m = self.shape[-2] if len(self.shape) >= 2 else 1
-        return math.ceil(m / 128) * self.bits * int(self.tmem_params.get("colStride", 1)) / 32
+        n = self.shape[-1]
+        return self._tmem_tile_columns(m, n) / n
 
     def short(self) -> str:
         return "x".join(map(str, self.shape)) + "x" + self.elem
+
+
+def _cta_split(params: dict) -> tuple:
+    """(split along M, split along N) of a TMEM encoding: `CTASplitM/N` (3.6/3.7) or `CGALayout` bases (3.8+),
+    each basis [1, 0] / [0, 1] doubling the split along M / N."""
+    split_m, split_n = int(params.get("CTASplitM", 1)), int(params.get("CTASplitN", 1))
+    for a, b in re.findall(r"\[\s*(\d+)\s*,\s*(\d+)\s*\]", params.get("CGALayout", "")):
+        split_m, split_n = split_m * (2 if int(a) else 1), split_n * (2 if int(b) else 1)
+    return split_m, split_n
 
 
 def parse_memdesc(type_text: str, aliases: dict | None = None) -> MemDesc | None:
