@@ -19,7 +19,7 @@ Memory map
 SMEM, one `storage_alias_spec`:
 
     ring.set_buffer_overlap(reuse_group(reuse_group(a_ring, b_ring, group_type=distinct),
-                                        reuse_group(c_tiles, group_type=distinct, group_size=EPI_BUFS),
+                                        reuse_group(c_tiles, group_size=EPI_BUFS),
                                         group_type=shared))
 
     ring slot s (BLOCK_M = BLOCK_N = 128, BLOCK_K = 64, bf16 in and out: 32 KB per slot)
@@ -213,7 +213,7 @@ def matmul_kernel(a_desc, b_desc, c_desc, M, N, K,  #
         ring.set_buffer_overlap(
             tlx.reuse_group(
                 tlx.reuse_group(a_ring, b_ring, group_type=tlx.reuse_group_type.distinct),
-                tlx.reuse_group(c_tiles, group_type=tlx.reuse_group_type.distinct, group_size=EPI_BUFS),
+                tlx.reuse_group(c_tiles, group_size=EPI_BUFS),   # EPI_BUFS C sub-tiles side by side in a slot
                 group_type=tlx.reuse_group_type.shared))
         EPI_STEPS: gl.constexpr = 1
     else:

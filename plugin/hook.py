@@ -29,7 +29,7 @@ from tlx_alias.verify.encode import loc_info
 
 ENV_PREFIX = "TLX_ALIAS_"
 
-_TAG = re.compile(r'[{ ,]"?tlx\.spec"? = ')
+_TAG = re.compile(r'[{ ,]"?tlx\.specs?"? = ')   # a tagged allocation, or the module's record of specs
 _lock = threading.Lock()
 _active = False
 last_round_trip: dict = {}

@@ -1,22 +1,23 @@
-"""tlx-alias passes over the upstream MLIR Python bindings, one module per pass.
+"""tlx-alias passes over the upstream MLIR bindings, one pass class per module.
 
-`get_all_passes()` is the single registry: pass name -> module with `NAME` and `run(module, ctx)`.
+`get_all_passes()` is the single registry: pass name -> pass class (a frozen dataclass whose fields are
+its options), imported lazily. `PIPELINE` is the order the plugin runs them in (seed 000: import ->
+size -> offsets -> allocation -> export).
 """
 
 import importlib
 
-_MODULES = {
-    "tlx-import": "tlx_import",
-    "tlx-size-definition": "size_definition",
-    "tlx-buffer-offset": "buffer_offset",
-    "tlx-storage-alias-allocation": "storage_alias_allocation",
-    "tlx-export": "export",
+_CLASSES = {
+    "tlx-import": ("tlx_import", "TlxImport"),
+    "tlx-size-definition": ("size_definition", "SizeDefinition"),
+    "tlx-buffer-offset": ("buffer_offset", "BufferOffset"),
+    "tlx-storage-alias-allocation": ("storage_alias_allocation", "StorageAliasAllocation"),
+    "tlx-export": ("export", "TlxExport"),
 }
 
-# The order the plugin runs them in (seed 000: size -> offsets -> allocation).
-PIPELINE = tuple(_MODULES)
+PIPELINE = tuple(_CLASSES)
 
 
-def get_all_passes():
+def get_all_passes() -> dict:
     """Registered passes, imported lazily, keyed by their name."""
-    return {name: importlib.import_module(f"{__name__}.{mod}") for name, mod in _MODULES.items()}
+    return {name: getattr(importlib.import_module(f"{__name__}.{mod}"), cls) for name, (mod, cls) in _CLASSES.items()}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from tlx_alias.memdesc import parse_memdesc
 from tlx_alias._mlir import ir
@@ -15,15 +16,23 @@ from tlx_alias.errors import TlxAliasError
 
 @dataclass
 class PassContext:
-    """What every pass of one pipeline run can see: alias definitions, target, diagnostics."""
+    """What every pass of one pipeline run shares: alias definitions, diagnostics, cached analyses."""
     aliases: dict = field(default_factory=dict)
-    target: str | None = None          # "cuda:90", "cuda:100" ...
-    exact_views: bool = False          # every view must cover its whole backing (Triton 3.8's reinterpret)
     warnings: list = field(default_factory=list)   # (src, message)
     error: TlxAliasError | None = None
+    analyses: dict = field(default_factory=dict)
 
-    def warn(self, op, message: str):
-        self.warnings.append((src_of(op), message))
+    def warn(self, op, message: str, src: str | None = None):
+        self.warnings.append((src or src_of(op), message))
+
+
+@dataclass(frozen=True)
+class ModulePass:
+    """A pass over a module (xDSL's shape): a kebab-case `name`, options as fields, `apply`."""
+    name: ClassVar[str] = ""
+
+    def apply(self, module, ctx: PassContext) -> None:
+        raise NotImplementedError
 
 
 def walk(op):

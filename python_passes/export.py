@@ -6,17 +6,21 @@ Precondition: the lowering passes have run. No `tlx.*` op or type may remain (Tr
 
 from __future__ import annotations
 
-from ._ir import PassContext, fail, walk
+from dataclasses import dataclass
 
-NAME = "tlx-export"
+from ._ir import ModulePass, PassContext, fail, walk
 
 
-def run(module, ctx: PassContext):
-    for op in walk(module):
-        if op.name.startswith("tlx."):
-            fail(op, NAME, f"'{op.name}' survived the lowering",
-                 "run tlx-size-definition, tlx-buffer-offset and tlx-storage-alias-allocation first")
-        for result in op.results:
-            if "!tlx." in str(result.type):
-                fail(op, NAME, f"a value of type {result.type} survived the lowering",
-                     "run the full tlx lowering pipeline")
+@dataclass(frozen=True)
+class TlxExport(ModulePass):
+    name = "tlx-export"
+
+    def apply(self, module, ctx: PassContext) -> None:
+        for op in walk(module):
+            if op.name.startswith("tlx."):
+                fail(op, self.name, f"'{op.name}' survived the lowering",
+                     "run tlx-size-definition, tlx-buffer-offset and tlx-storage-alias-allocation first")
+            for result in op.results:
+                if "!tlx." in str(result.type):
+                    fail(op, self.name, f"a value of type {result.type} survived the lowering",
+                         "run the full tlx lowering pipeline")

@@ -1,11 +1,13 @@
 """Run tlx passes on an upstream-bindings module through a PassManager of Python passes.
 
-Each pass is added with `PassManager.add(callable, name=...)`. A pass that meets a user mistake raises
-TlxAliasError; the callable records it and signals failure, and `run` raises it again outside MLIR.
+Each pass object is added with `PassManager.add(callable, name=...)`. A pass that meets a user mistake
+raises TlxAliasError; the callable records it and signals failure, and `run` raises it again outside MLIR.
+Options (`target`, `exact_views`) go to the passes that declare them as fields.
 """
 
 from __future__ import annotations
 
+import dataclasses
 
 from tlx_alias._mlir import passmanager
 from tlx_alias.errors import TlxAliasError, warn_at
@@ -14,17 +16,26 @@ from . import PIPELINE, get_all_passes
 from ._ir import PassContext
 
 
-def run(module, names=PIPELINE, aliases=None, target=None, ctx: PassContext | None = None,
-        exact_views: bool = False) -> PassContext:
-    ctx = ctx or PassContext(aliases=dict(aliases or {}), target=target, exact_views=exact_views)
+def build(names=PIPELINE, **options) -> list:
+    """The pass objects for `names`, each given the options it has a field for."""
     registry = get_all_passes()
     unknown = [n for n in names if n not in registry]
     if unknown:
         raise ValueError(f"unknown pass(es) {unknown}; known: {sorted(registry)}")
+    out = []
+    for name in names:
+        cls = registry[name]
+        fields = {f.name for f in dataclasses.fields(cls)}
+        out.append(cls(**{k: v for k, v in options.items() if k in fields}))
+    return out
+
+
+def run(module, names=PIPELINE, aliases=None, **options) -> PassContext:
+    ctx = PassContext(aliases=dict(aliases or {}))
     with module.context:
         pm = passmanager.PassManager.parse("builtin.module()")
-        for name in names:
-            pm.add(_as_pass(registry[name].run, ctx), name=name)
+        for p in build(names, **options):
+            pm.add(_as_pass(p, ctx), name=p.name)
         try:
             pm.run(module.operation)
         except Exception:
@@ -36,20 +47,20 @@ def run(module, names=PIPELINE, aliases=None, target=None, ctx: PassContext | No
     return ctx
 
 
-def _as_pass(fn, ctx):
+def _as_pass(p, ctx):
     def python_pass(op, pass_):
         if ctx.error is not None:
             pass_.signal_pass_failure()
             return
         try:
-            fn(op, ctx)
+            p.apply(op, ctx)
         except TlxAliasError as err:
             ctx.error = err
             pass_.signal_pass_failure()
     return python_pass
 
 
-def lower(module, aliases=None, target=None, exact_views: bool = False):
+def lower(module, aliases=None, target=None, exact_views: bool = False) -> PassContext:
     """The plugin's entry: full lowering; warnings go to Python's warnings machinery."""
     ctx = run(module, PIPELINE, aliases=aliases, target=target, exact_views=exact_views)
     for src, message in ctx.warnings:

@@ -14,13 +14,15 @@ with constant indices folded. The spec op is erased. Any other use of a multi-bu
 
 from __future__ import annotations
 
-from tlx_alias import ttg
+from dataclasses import dataclass
+
+from tlx_alias import layout, ttg
 from tlx_alias.memdesc import TMEM, with_leading
 from tlx_alias._mlir import ir
 
-from ._ir import (PassContext, display_name, fail, int_attr, ints_attr, memdesc_of, ops_named, set_int, set_str,
+from ._ir import (ModulePass, PassContext, display_name, fail, int_attr, ints_attr, memdesc_of, set_int, set_str,
                   src_of, str_attr)
-from .size_definition import users
+from .analysis import ALLOC, specs
 
 NAME = "tlx-storage-alias-allocation"
 # A rank-1 layout over a 2-D [G, P] backing: dim 0 is a pipelining dimension (any size on every supported
@@ -39,18 +41,26 @@ def backing_type(storage: str, total: int) -> str:
     return f"!ttg.memdesc<{total // p}x{p}xi8, {SMEM_BACKING_ENCODING}, #ttg.shared_memory, mutable>"
 
 
-def run(module, ctx: PassContext):
-    for spec in ops_named(module, "tlx.storage_alias_spec"):
-        allocs = users(spec, "tlx.storage_alias_local_alloc")
-        if any(u.owner.name not in ("tlx.storage_alias_local_alloc",) for u in spec.result.uses):
-            other = next(u.owner for u in spec.result.uses if u.owner.name != "tlx.storage_alias_local_alloc")
-            fail(other, NAME, f"'{other.name}' still uses the spec", "run tlx-buffer-offset first")
-        if allocs:
-            _materialize(spec, allocs, ctx)
-        spec.erase()
+@dataclass(frozen=True)
+class StorageAliasAllocation(ModulePass):
+    name = NAME
+    exact_views: bool = False      # Triton 3.8: every view must cover its whole backing
+
+    def apply(self, module, ctx: PassContext) -> None:
+        for spec in specs(module, ctx):
+            other = next((u.owner for u in spec.op.result.uses if u.owner.name != ALLOC), None)
+            if other is not None:
+                fail(other, NAME, f"'{other.name}' still uses the spec", "run tlx-buffer-offset first")
+            dead = [leaf.ref for leaf in spec.members if "tlx.dead" in leaf.ref.attributes]
+            live = [leaf.ref for leaf in spec.members if "tlx.dead" not in leaf.ref.attributes]
+            if live:
+                _materialize(spec.op, live, ctx, self.exact_views)
+            for op in dead:   # kept its place in the layout; nothing uses it
+                op.erase()
+            spec.op.erase()
 
 
-def _materialize(spec, allocs, ctx):
+def _materialize(spec, allocs, ctx, exact_views):
     storage = str_attr(spec, "storage")
     total = int_attr(spec, "buffer_size")
     if total is None:
@@ -64,10 +74,10 @@ def _materialize(spec, allocs, ctx):
     if storage == "smem":
         set_int(backing, "alignment", SMEM_ALIGNMENT, bits=32)
     for alloc in allocs:
-        _replace_with_view(alloc, backing, total, ctx)
+        _replace_with_view(alloc, backing, total, ctx, exact_views)
 
 
-def _replace_with_view(alloc, backing, total, ctx):
+def _replace_with_view(alloc, backing, total, ctx, exact_views):
     desc = memdesc_of(alloc.result, ctx.aliases)
     b = desc.buffer_units
     if not all(k in alloc.attributes for k in _VIEW_KEYS):
@@ -75,50 +85,32 @@ def _replace_with_view(alloc, backing, total, ctx):
     offset, stride = int_attr(alloc, "buffer_offset"), int_attr(alloc, "buffer_stride")
     radices, strides = ints_attr(alloc, "group_sizes"), ints_attr(alloc, "group_strides")
     slots = total // b
-    if ctx.exact_views and slots * b != total:  # tlx-size-definition pads for this: a pass-order bug
+    if exact_views and slots * b != total:  # tlx-size-definition pads for this: a pass-order bug
         fail(alloc, NAME, f"buffer '{display_name(alloc)}' ({b} {unit_of(desc)}) does not tile its spec's {total}",
              "run tlx-size-definition with the same exact_views option first")
     view_type = ir.Type.parse(with_leading(desc.text, slots))
     view = ir.Operation.create("ttg.memdesc_reinterpret", results=[view_type],
                                operands=[backing.result], loc=alloc.location, ip=ir.InsertionPoint(alloc))
-    for key in ("tlx.alloc", "tlx.src", "tlx.name", "tlx.spec", "tlx.overlap", "tlx.overlap_src",
-                "tlx.no_reuse_tree"):  # what the verifier reads
+    for key in ("tlx.alloc", "tlx.src", "tlx.name", "tlx.spec", "tlx.no_reuse_tree"):  # what the verifier reads
         if key in alloc.attributes:
             view.attributes[key] = alloc.attributes[key]
-    k_total = 1
-    for k in radices:
-        k_total *= k
-    set_str(view, "tlx.view", f"offset={offset},stride={stride},group={k_total},num={desc.shape[0]},slot={b},"
+    spec = alloc.operands[0].owner
+    for key in ("tlx.overlap", "tlx.overlap_src"):  # the reuse tree, for the verifier's P4
+        if key in spec.attributes:
+            view.attributes[key] = spec.attributes[key]
+    where = layout.ViewLayout(offset, stride, b, desc.shape[0], tuple(radices), tuple(strides))
+    set_str(view, "tlx.view", f"offset={offset},stride={stride},group={where.group},num={where.num},slot={b},"
                               f"radices={list(radices)},strides={list(strides)}")
     alloc.result.replace_all_uses_with(view.result)
     alloc.erase()
-    plan = _IndexPlan(offset // b, stride // b, list(radices), [u // b for u in strides])
-    _retype_and_rewrite(view.result, plan, alloc_src=src_of(view))
+    _retype_and_rewrite(view.result, where, alloc_src=src_of(view))
 
 
 def unit_of(desc) -> str:
     return "columns" if desc.space == TMEM else "bytes"
 
 
-class _IndexPlan:
-    """physical(i) = base + (i // K) * scale + sum over digits; see module docstring."""
-
-    def __init__(self, base, scale, radices, strides):
-        self.base, self.scale, self.radices, self.strides = base, scale, radices, strides
-
-    @property
-    def identity(self):
-        return self.base == 0 and self.scale == 1 and not self.radices
-
-    def apply(self, i: int) -> int:
-        out, rest = self.base, i
-        for k, u in reversed(list(zip(self.radices, self.strides))):
-            out += (rest % k) * u
-            rest //= k
-        return out + rest * self.scale
-
-
-def _retype_and_rewrite(view, plan, alloc_src):
+def _retype_and_rewrite(view, where, alloc_src):
     """Give every value that carries `view` (loop-carried, yielded, captured) the view's type, and rewrite
     the index of every `ttg.memdesc_index` of it. A carried value that also receives another descriptor is
     an error: one index rewrite cannot serve both."""
@@ -128,7 +120,7 @@ def _retype_and_rewrite(view, plan, alloc_src):
         for use in list(value.uses):
             owner, pos = use.owner, use.operand_number
             if owner.name == "ttg.memdesc_index" and pos == 0:
-                _rewrite_index(owner, plan)
+                _rewrite_index(owner, where)
             elif owner.name in ("ttg.local_dealloc", "ttng.tmem_dealloc"):
                 owner.erase()
             else:
@@ -221,36 +213,57 @@ def _unsupported(owner, alloc_src):
          src_of(owner) or alloc_src)
 
 
-def _rewrite_index(op, plan):
-    if plan.identity:
-        return
+def _rewrite_index(op, where):
+    """Replace the user's buffer index by the view slot `where.slot_of` gives (constants folded, the user's
+    index kept as `tlx.logical_index` so the verifier can check the slot)."""
+    if where.offset == 0 and where.stride == where.slot and not where.radices:
+        return               # the identity layout: buffer i is slot i
     index = op.operands[1]
-    ip = ir.InsertionPoint(op)
-    loc = op.location
-    itype = index.type
     const = _constant_value(index)
-    if const is not None:   # fold, but keep the user's index so the verifier can check the slot
-        folded = _const(plan.apply(const), itype, ip, loc)
-        set_int(folded.owner, "tlx.logical_index", const)
-        op.operands[1] = folded
-        return
-    total_k = 1
-    for k in plan.radices:
-        total_k *= k
-    group = _binop("arith.divsi", index, _const(total_k, itype, ip, loc), ip, loc) if total_k > 1 else index
-    acc = _binop("arith.muli", group, _const(plan.scale, itype, ip, loc), ip, loc) if plan.scale != 1 else group
-    rest = index
-    digits = list(reversed(list(zip(plan.radices, plan.strides))))      # innermost first
-    for n, (k, u) in enumerate(digits):
-        digit = _binop("arith.remsi", rest, _const(k, itype, ip, loc), ip, loc)
-        if u != 1:
-            digit = _binop("arith.muli", digit, _const(u, itype, ip, loc), ip, loc)
-        acc = _binop("arith.addi", acc, digit, ip, loc)
-        if n + 1 < len(digits):
-            rest = _binop("arith.divsi", rest, _const(k, itype, ip, loc), ip, loc)
-    if plan.base:
-        acc = _binop("arith.addi", acc, _const(plan.base, itype, ip, loc), ip, loc)
-    op.operands[1] = acc
+    ops = _IndexOps(index.type, ir.InsertionPoint(op), op.location)
+    slot = where.slot_of(const if const is not None else index, ops)
+    if isinstance(slot, int):
+        slot = ops.materialize(slot)
+        set_int(slot.owner, "tlx.logical_index", const)
+    op.operands[1] = slot
+
+
+class _IndexOps:
+    """`layout.ViewLayout.slot_of` arithmetic as `arith` ops tagged `tlx.index_rewrite`, folding constants
+    (Python ints until an op needs them): x * 1, x + 0 and x // 1 emit nothing."""
+
+    def __init__(self, itype, ip, loc):
+        self.itype, self.ip, self.loc = itype, ip, loc
+
+    def const(self, v):
+        return v
+
+    def add(self, a, b):
+        return a + b if _both_int(a, b) else (a if b == 0 else self._op("arith.addi", a, b))
+
+    def mul(self, a, b):
+        return a * b if _both_int(a, b) else (a if b == 1 else self._op("arith.muli", a, b))
+
+    def div(self, a, b):
+        return a // b if _both_int(a, b) else (a if b == 1 else self._op("arith.divsi", a, b))
+
+    def rem(self, a, b):
+        return a % b if _both_int(a, b) else self._op("arith.remsi", a, b)
+
+    def materialize(self, v):
+        if not isinstance(v, int):
+            return v
+        op = ir.Operation.create("arith.constant", results=[self.itype],
+                                 attributes={"value": ir.IntegerAttr.get(self.itype, v)}, loc=self.loc, ip=self.ip)
+        return _tag(op).result
+
+    def _op(self, name, a, b):
+        a, b = self.materialize(a), self.materialize(b)
+        return _tag(ir.Operation.create(name, results=[a.type], operands=[a, b], loc=self.loc, ip=self.ip)).result
+
+
+def _both_int(a, b):
+    return isinstance(a, int) and isinstance(b, int)
 
 
 def _constant_value(value):
@@ -266,13 +279,3 @@ def _constant_value(value):
 def _tag(op):
     set_str(op, "tlx.index_rewrite", "")
     return op
-
-
-def _const(v, itype, ip, loc):
-    op = ir.Operation.create("arith.constant", results=[itype],
-                             attributes={"value": ir.IntegerAttr.get(itype, v)}, loc=loc, ip=ip)
-    return _tag(op).result
-
-
-def _binop(name, a, b, ip, loc):
-    return _tag(ir.Operation.create(name, results=[a.type], operands=[a, b], loc=loc, ip=ip)).result

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from triton.experimental.gluon.language._core import base_type, shared_memory_descriptor_type
@@ -25,13 +26,22 @@ from tlx_alias.errors import TlxAliasError
 # ----------------------------------------------------------------------------- trace state and source
 
 
+FACTS_ATTR = "tlx.specs"
+
+
 class Trace:
-    """Counters for ids unique within one kernel compile."""
+    """Per-compile state: ids unique within the kernel, and the facts of every spec (Contract 1).
+
+    The facts go on the module as the attribute `tlx.specs` (JSON), rewritten after every change: the
+    module op outlives Gluon's dead-code removal, so a spec whose allocations are all unused still reaches
+    the lowering (and its diagnostics).
+    """
 
     def __init__(self):
         self.specs = 0
         self.allocs = 0
         self.groups = 0
+        self.facts: dict = {}
 
     def next_spec(self) -> str:
         self.specs += 1
@@ -44,6 +54,10 @@ class Trace:
     def next_group(self) -> str:
         self.groups += 1
         return f"g{self.groups - 1}"
+
+    def publish(self, generator, builder) -> None:
+        text = json.dumps(self.facts, separators=(",", ":"))
+        generator.module.set_attr(FACTS_ATTR, builder.get_string_attr(text))
 
 
 def trace(generator) -> Trace:

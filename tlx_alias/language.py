@@ -17,18 +17,17 @@ naming the kernel line (`file.py:LINE`).
 from __future__ import annotations
 
 import enum
-import json
-import math
 
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language._core import _unwrap_if_constexpr, base_value, builtin
 from triton.experimental.gluon.language._layouts import SharedLayout
-from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, allocate_tensor_memory,
-                                                                 tensor_memory_descriptor)
+from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, TensorMemoryScalesLayout,
+                                                                 allocate_tensor_memory, tensor_memory_descriptor)
 
 from tlx_alias._frontend_trace import (assigned_name, opaque_type, record_of, require_generator, src_of,
                                        tag_descriptor, trace)
 from tlx_alias.errors import TlxAliasError, warn_at
+from tlx_alias.memdesc import parse_memdesc
 
 __all__ = ["storage_kind", "reuse_group_type", "storage_alias_spec", "local_alloc", "reuse_group"]
 
@@ -106,7 +105,13 @@ class storage_alias_spec(base_value):
         self._storage, self._size, self._src = storage, size, src
         self._id = trace(_generator).next_spec()
         self._overlap_src = None
+        self._legacy = False
+        # where it was declared: set_buffer_overlap must run there (not under runtime control flow)
+        self._home = (id(_generator), _semantic.builder.get_insertion_block().id())
         self.type = opaque_type(self, f"TLX{self._id}")
+        trace(_generator).facts[self._id] = {"storage": storage.name, "size": size, "src": src, "members": {},
+                                            "tree": None, "tree_src": None, "implicit": {}}
+        trace(_generator).publish(_generator, _semantic.builder)
 
     storage = property(lambda self: self._storage, doc="The storage kind (smem or tmem).")
     buffer_size_bytes = property(lambda self: self._size, doc="The explicit size in bytes, or None.")
@@ -121,41 +126,37 @@ class storage_alias_spec(base_value):
     def __repr__(self):
         return f"storage_alias_spec({self._id}, {self._storage!r}, {self._size})"
 
+    def _facts(self, generator) -> dict:
+        return trace(generator).facts[self._id]
+
     @builtin
     def set_buffer_overlap(self, overlap_def, _semantic=None, _generator=None):
-        """Record how this spec's allocations overlap: a reuse_group tree over them. At most once per spec.
-
-        The tree is written as JSON on every leaf allocation (`tlx.overlap`, `tlx.overlap_src`, and the
-        leaves' names and lines in `tlx.overlap_leaves`), so
-        only what is traced counts: constexpr branches and inlined helpers are fine.
-        """
+        """Declare how this spec's allocations overlap: a reuse_group tree over them. At most once per spec,
+        at trace time: constexpr branches and inlined helpers are fine, runtime `if`/`for` bodies are not."""
         api = f"{self._id}.set_buffer_overlap"
         src = src_of(_generator)
+        if _generator.scf_stack or (id(_generator) == self._home[0] and
+                                    _semantic.builder.get_insertion_block().id() != self._home[1]):
+            raise _error(api, "set_buffer_overlap is under runtime control flow (a runtime `if` or a loop body); "
+                         "it declares the layout at compile time, once", "call it where the spec is created "
+                         "(a `gl.constexpr` condition or a `gl.static_range` loop is fine)", src)
         if self._overlap_src is not None:
-            raise _error(api, f"set_buffer_overlap was already called for this spec at {self._overlap_src}",
+            again = ("it is executed more than once (a helper called twice?)" if self._overlap_src == src
+                     else f"it was already called for this spec at {self._overlap_src}")
+            raise _error(api, f"set_buffer_overlap called again: {again}",
                          "call set_buffer_overlap once per storage_alias_spec, with one reuse_group tree", src)
         tree = _unwrap_if_constexpr(overlap_def)
         if not isinstance(tree, reuse_group):
             raise _error(api, f"expected a tlx.reuse_group, got {type(tree).__name__}",
                          "wrap the allocations in tlx.reuse_group(...)", src)
-        seen = {}
-        for record in tree._leaves():
-            if record.spec is not self:
-                raise _error(api, f"'{record.label}' (allocated at {record.src}) belongs to {record.spec.id} "
-                             f"(created at {record.spec._src}), not to {self._id} (created at {self._src})",
-                             f"only pass allocations made with reuse={self._id} to its set_buffer_overlap", src)
-            if record.id in seen:
-                raise _error(api, f"'{record.label}' (allocated at {record.src}) appears twice in the reuse tree",
-                             "list each allocation once; use group_size for sub-tiled buffers", src)
-            seen[record.id] = record
-        text = json.dumps(tree._json(), separators=(",", ":"))
-        # every leaf's name and line, for messages about a leaf whose allocation Gluon removed (unused)
-        leaves = json.dumps({r.id: [r.name or r.id, r.src] for r in seen.values()}, separators=(",", ":"))
-        builder = _semantic.builder
-        for record in seen.values():
-            record.handle.set_attr("tlx.overlap", builder.get_string_attr(text))
-            record.handle.set_attr("tlx.overlap_src", builder.get_string_attr(src))
-            record.handle.set_attr("tlx.overlap_leaves", builder.get_string_attr(leaves))
+        if tree.spec is not self:
+            owner = tree.spec
+            raise _error(api, f"the tree's allocations belong to {owner.id} (created at {owner._src}), not to "
+                         f"{self._id} (created at {self._src})",
+                         f"only pass allocations made with reuse={self._id} to its set_buffer_overlap", src)
+        facts = self._facts(_generator)
+        facts["tree"], facts["tree_src"] = tree._json(), src
+        trace(_generator).publish(_generator, _semantic.builder)
         self._overlap_src = src
 
 
@@ -163,10 +164,11 @@ class storage_alias_spec(base_value):
 
 
 class reuse_group(base_value):
-    """A node of a spec's overlap tree; children are aliased allocations or nested groups.
+    """A node of a spec's overlap tree; children are aliased allocations or nested groups (any kinds).
 
-    Nested groups alternate kinds (seed 001, "Nesting Constraint"); `group_size=K` treats K
-    consecutive buffers as one logical group (sub-tiling).
+    `group_size=K` on a shared group treats K consecutive buffers as one logical group (sub-tiling). A tree
+    built from reuse groups is the spec's layout even without set_buffer_overlap when it is the spec's
+    only tree (seed 000, "Eliminating set_buffer_overlap").
     """
 
     __triton_builtin__ = True
@@ -186,21 +188,39 @@ class reuse_group(base_value):
                          "pass group_size=K with K >= 1 (K sub-tiles form one logical buffer)", src)
         if not elems:
             raise _error(api, "a reuse_group needs at least one element", "pass allocations or nested groups", src)
-        children = []
+        children, seen, spec = [], {}, None
         for i, elem in enumerate(elems):
             elem = _unwrap_if_constexpr(elem)
             if isinstance(elem, reuse_group):
-                if elem.group_type == kind:
-                    raise _error(api, f"a {kind.name} group (element {i}, created at {elem.src}) is nested directly "
-                                 f"inside a {kind.name} group; nested groups must alternate shared/distinct",
-                                 "merge the inner group's elements into this group, or change one group_type", src)
-            elif record_of(elem) is None:
+                leaves = list(elem._leaves())
+            elif record_of(elem) is not None:
+                leaves = [record_of(elem)]
+            else:
                 raise _error(api, f"element {i} is not an allocation made by tlx.local_alloc(..., reuse=spec) "
                              f"(got {elem})", "pass the descriptor returned by local_alloc(reuse=spec) itself, "
                              "not an .index() view or a plain allocation", src)
+            for record in leaves:
+                spec = spec or record.spec
+                if record.spec is not spec:
+                    raise _error(api, f"'{record.label}' (allocated at {record.src}) belongs to {record.spec.id}, "
+                                 f"the group's other elements to {spec.id}",
+                                 "put only allocations of one storage_alias_spec in a reuse tree", src)
+                if record.id in seen:
+                    raise _error(api, f"'{record.label}' (allocated at {record.src}) appears twice in the reuse tree",
+                                 "list each allocation once; use group_size for sub-tiled buffers", src)
+                seen[record.id] = record
             children.append(elem)
         self.children, self.group_type, self.group_size, self.src = tuple(children), kind, size, src
-        self.type = opaque_type(self, f"TLX{trace(_generator).next_group()}")
+        self.spec = spec
+        self._id = trace(_generator).next_group()
+        self.type = opaque_type(self, f"TLX{self._id}")
+        # the implicit tree: this group replaces the groups it contains as a root candidate of its spec
+        implicit = spec._facts(_generator)["implicit"]
+        for child in children:
+            if isinstance(child, reuse_group):
+                implicit.pop(child._id, None)
+        implicit[self._id] = self._json()
+        trace(_generator).publish(_generator, _semantic.builder)
 
     def _flatten_ir(self, handles) -> None:
         return None
@@ -248,17 +268,6 @@ def _default_layout(storage, shape, dtype):
     return gl.SwizzledSharedLayout(1, 1, 1, [0])
 
 
-def _smem_bytes(shape, dtype):
-    return -(-math.prod(shape) * dtype.primitive_bitwidth // 8)
-
-
-def _tmem_columns(shape, dtype, layout):
-    """32-bit TMEM columns: per buffer ceil(cols * bitwidth * col_stride / 32), times the buffers."""
-    col_stride = getattr(layout, "col_stride", 1)
-    per_buffer = -(-shape[-1] * dtype.primitive_bitwidth * col_stride // 32)
-    return math.prod(shape[:-2]) * per_buffer
-
-
 @builtin
 def local_alloc(shape, dtype, num, storage=storage_kind.smem, reuse=None, layout=None, _semantic=None,
                 _generator=None):
@@ -289,9 +298,14 @@ def local_alloc(shape, dtype, num, storage=storage_kind.smem, reuse=None, layout
     if storage not in (storage_kind.smem, storage_kind.tmem) or not isinstance(storage, storage_kind):
         raise _error(api, f"storage must be tlx.storage_kind.smem or .tmem, got {storage!r}",
                      "pass tlx.storage_kind.smem or tlx.storage_kind.tmem", src)
-    if storage == storage_kind.tmem and (len(shape) != 2 or shape[0] not in (64, 128)):
-        raise _error(api, f"a TMEM buffer must be 2-D with 64 or 128 rows, got {shape}",
-                     "use shape (64 or 128, N) for tensor memory", src)
+    if storage == storage_kind.tmem and (len(shape) != 2 or shape[0] % 64):
+        raise _error(api, f"a TMEM buffer must be 2-D with a multiple of 64 rows, got {shape}",
+                     "use shape (M, N) with M = 64, 128 or a CTA pair's 256 for tensor memory", src)
+    if isinstance(layout, TensorMemoryScalesLayout):
+        raise _error(api, "TMEM scale buffers (TensorMemoryScalesLayout) cannot be allocated here: every Triton "
+                     "release from 3.6 to 3.9 refuses a multi-buffered scales descriptor, and local_alloc returns "
+                     f"[num, {shape[0]}, {shape[1]}]", "allocate the scales with allocate_tensor_memory outside "
+                     "the storage_alias_spec", src)
     if layout is None:
         layout = _default_layout(storage, shape, dtype)
     elif storage == storage_kind.tmem and not isinstance(layout, TensorMemoryLayout):
@@ -302,8 +316,13 @@ def local_alloc(shape, dtype, num, storage=storage_kind.smem, reuse=None, layout
                      "pass e.g. gl.NVMMASharedLayout(...) or leave layout=None", src)
     full = [n, *shape]
 
+    legacy_base = None
     if isinstance(reuse, (gl.shared_memory_descriptor, tensor_memory_descriptor)):
-        reuse = _legacy_spec(reuse, full, dtype, storage, layout, _semantic, _generator, src)
+        legacy_base, reuse = reuse, None
+        if isinstance(legacy_base, tensor_memory_descriptor) != (storage == storage_kind.tmem):
+            have = "tmem" if isinstance(legacy_base, tensor_memory_descriptor) else "smem"
+            raise _error("tlx.local_alloc(reuse=<descriptor>)", f"storage {storage!r} does not match the reused "
+                         f"descriptor, which lives in {have}", f"allocate with storage=tlx.storage_kind.{have}", src)
     if reuse is not None and not isinstance(reuse, storage_alias_spec):
         raise _error(api, f"reuse must be a tlx.storage_alias_spec or a descriptor, got {reuse!r}",
                      "pass reuse=spec (from tlx.storage_alias_spec) or omit it", src)
@@ -316,52 +335,41 @@ def local_alloc(shape, dtype, num, storage=storage_kind.smem, reuse=None, layout
         desc = allocate_tensor_memory(dtype, full, layout, _semantic=_semantic)
     else:
         desc = gl.allocate_shared_memory(dtype, full, layout, _semantic=_semantic)
+    if legacy_base is not None:
+        reuse = _legacy_spec(legacy_base, desc, storage, _semantic, _generator, src)
     if reuse is None:
         return desc
+    return tag_descriptor(desc, _member(desc, reuse, src, assigned_name(_generator), _semantic, _generator))
 
-    return tag_descriptor(desc, _tag(desc.handle, reuse, src, assigned_name(_generator), _semantic, _generator))
 
-
-def _tag(handle, spec, src, name, _semantic, _generator):
-    """Write the Contract-1 attributes of a member of `spec` on the allocation op of `handle`."""
-    record = _Alloc(trace(_generator).next_alloc(), spec, src, handle, name)
+def _member(desc, spec, src, name, _semantic, _generator):
+    """Make `desc`'s allocation a member of `spec`: its op is tagged with the ids (`tlx.spec`, `tlx.alloc`), its
+    facts (name, line, type) go into the spec's record on the module (Contract 1)."""
+    state = trace(_generator)
+    record = _Alloc(state.next_alloc(), spec, src, desc.handle, name)
     b = _semantic.builder
-    attrs = {"tlx.spec": spec.id, "tlx.spec_storage": spec.storage.name, "tlx.spec_src": spec._src,
-             "tlx.alloc": record.id, "tlx.src": src}
-    if record.name:
-        attrs["tlx.name"] = record.name
-    for key, value in attrs.items():
-        handle.set_attr(key, b.get_string_attr(value))
-    if spec.buffer_size_bytes is not None:
-        handle.set_attr("tlx.spec_size", b.get_int32_attr(spec.buffer_size_bytes))
+    desc.handle.set_attr("tlx.spec", b.get_string_attr(spec.id))
+    desc.handle.set_attr("tlx.alloc", b.get_string_attr(record.id))
+    spec._facts(_generator)["members"][record.id] = {"name": name, "src": src, "type": str(desc.handle.get_type())}
+    state.publish(_generator, b)
     return record
 
 
-def _legacy_spec(base, full, dtype, storage, layout, _semantic, _generator, src):
-    """Legacy `reuse=<descriptor>`: the new buffers alias `base` at offset 0 (checked to fit).
+def _legacy_spec(base, desc, storage, _semantic, _generator, src):
+    """Legacy `reuse=<descriptor>`: the new buffers `desc` alias `base` at offset 0 (checked to fit).
 
     Lowered as a spec without a reuse tree whose members are `base` and every allocation that reuses it:
     one backing allocation, every view at offset 0, proven like any spec. Returns that (implicit) spec.
     """
     api = "tlx.local_alloc(reuse=<descriptor>)"
-    is_tmem = isinstance(base, tensor_memory_descriptor)
-    if is_tmem != (storage == storage_kind.tmem):
-        have = "tmem" if is_tmem else "smem"
-        raise _error(api, f"storage {storage!r} does not match the reused descriptor, which lives in {have}",
-                     f"allocate with storage=tlx.storage_kind.{have}", src)
-    if is_tmem:
-        need, have, unit = _tmem_columns(full, dtype, layout), _tmem_columns(base.shape, base.dtype, base.layout), \
-            "32-bit TMEM columns"
-        rows_ok = full[-2] <= base.shape[-2]
-    else:
-        need, have, unit = _smem_bytes(full, dtype), _smem_bytes(base.shape, base.dtype), "bytes"
-        rows_ok = True
-    if need > have or not rows_ok:
-        raise _error(api, f"{full[0]} x {full[1:]} {dtype} needs {need} {unit} but the reused buffer "
-                     f"{list(base.shape)} {base.dtype} has {have}", "reduce num or the shape, or reuse a larger "
-                     "buffer (better: a tlx.storage_alias_spec, which sizes the region for you)", src)
+    new, old = (parse_memdesc(str(d.handle.get_type())) for d in (desc, base))
+    unit = "32-bit TMEM columns" if storage == storage_kind.tmem else "bytes"
+    if new.size > old.size or (storage == storage_kind.tmem and new.shape[-2] > old.shape[-2]):
+        raise _error(api, f"{new.shape[0]} x {list(new.shape[1:])} {desc.dtype} needs {new.size} {unit} but the "
+                     f"reused buffer {list(base.shape)} {base.dtype} has {old.size}", "reduce num or the shape, or "
+                     "reuse a larger buffer (better: a tlx.storage_alias_spec, which sizes the region for you)", src)
     record = record_of(base)
-    if record is not None and not getattr(record.spec, "_legacy", False):
+    if record is not None and not record.spec._legacy:
         raise _error(api, f"the reused buffer belongs to {record.spec.id} (created at {record.spec._src})",
                      f"allocate with reuse={record.spec.id} instead of reusing one of its buffers", src)
     warn_at(src, "local_alloc(reuse=<descriptor>) is TLX's legacy alias; declare the sharing instead: "
@@ -372,7 +380,7 @@ def _legacy_spec(base, full, dtype, storage, layout, _semantic, _generator, src)
     spec = storage_alias_spec(storage, _semantic=_semantic, _generator=_generator)
     spec._legacy = True
     try:
-        tag_descriptor(base, _tag(base.handle, spec, src, None, _semantic, _generator))
+        tag_descriptor(base, _member(base, spec, src, None, _semantic, _generator))
     except Exception:  # not an op result (a loop-carried or function argument): nothing to tag
         raise _error(api, "the reused descriptor is not an allocation of this kernel",
                      "pass the descriptor an allocation returned (not a view or a loop-carried value)",

@@ -41,8 +41,7 @@ def two_views_kernel(out_ptr, TREE: gl.constexpr):
     f32 = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)
     b16 = tlx.local_alloc((64, 64), gl.bfloat16, 4, tlx.storage_kind.smem, reuse=spec)
     if TREE:
-        spec.set_buffer_overlap(tlx.reuse_group(
-            f32, tlx.reuse_group(b16, group_type=tlx.reuse_group_type.distinct, group_size=2)))
+        spec.set_buffer_overlap(tlx.reuse_group(f32, tlx.reuse_group(b16, group_size=2)))
     offs = gl.arange(0, 64, layout=gl.SliceLayout(1, BLOCKED))
     for i in range(4):
         x = b16.index(i).load(BLOCKED).to(gl.float32)
@@ -119,8 +118,10 @@ def test_lowering_warning_points_at_the_kernel_line():
     ours = [w for w in caught if issubclass(w.category, TlxAliasWarning)]
     assert ours and (ours[0].filename, ours[0].lineno) == (__file__, _line_of("LINE-UNUSED")), \
         [(w.filename, w.lineno, str(w.message)) for w in ours]
-    assert "buffer 'unused' of the reuse tree is never used" in str(ours[0].message)
-    assert k.metadata.shared == 2 * 64 * 64 * 4   # no space reserved for the removed leaf
+    assert "buffer 'unused' is never used, so Gluon removed it before lowering; the layout keeps its place" \
+        in str(ours[0].message)
+    # distinct(used, unused): the removed leaf keeps its 32 KiB, so `used` is where the tree says
+    assert smem_backing(k.asm["ttgir"]) == [2 * 2 * 64 * 64 * 4] == [k.metadata.shared]
 
 
 @gluon.jit
@@ -164,3 +165,52 @@ def test_a_compile_leaves_no_file_behind(tmp_path, monkeypatch):
     with pytest.raises(bridge.BridgeError, match="TLX_ALIAS_KEEP_IR"):
         compile_kernel(two_views_kernel, {"out_ptr": "*fp32"}, {"TREE": True})
     assert os.listdir(tmp) == []
+
+
+@gluon.jit
+def implicit_tree_kernel(out_ptr, TWO_TREES: gl.constexpr):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    a = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)
+    b = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)
+    if TWO_TREES:
+        tlx.reuse_group(a)
+        tlx.reuse_group(b)
+    else:
+        tlx.reuse_group(a, b, group_type=tlx.reuse_group_type.distinct)  # LINE-IMPLICIT
+    offs = gl.arange(0, 64, layout=gl.SliceLayout(1, BLOCKED))
+    gl.store(out_ptr + offs, gl.sum(a.index(1).load(BLOCKED) + b.index(0).load(BLOCKED), axis=1))
+
+
+def test_the_only_reuse_group_tree_is_the_layout():
+    """No set_buffer_overlap: the one tree built over the spec's allocations lays them out (distinct)."""
+    k = compile_kernel(implicit_tree_kernel, {"out_ptr": "*fp32"}, {"TWO_TREES": False})
+    views = {name: place for name, place, _ in lowered_views(k.asm["ttgir"])}
+    assert {n: int(p["offset"]) for n, p in views.items()} == {"a": 0, "b": 16384}
+    assert smem_backing(k.asm["ttgir"]) == [65536]
+
+
+def test_two_separate_trees_need_set_buffer_overlap():
+    with pytest.raises(TlxAliasError, match="2 separate reuse_group trees .* and no set_buffer_overlap"):
+        compile_kernel(implicit_tree_kernel, {"out_ptr": "*fp32"}, {"TWO_TREES": True})
+
+
+@gluon.jit
+def all_dead_kernel(out_ptr, SIZE: gl.constexpr):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem, buffer_size_bytes=SIZE)  # LINE-DEAD-SPEC
+    a = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)
+    b = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(a, b, group_type=tlx.reuse_group_type.distinct))
+    offs = gl.arange(0, 64, layout=gl.SliceLayout(1, BLOCKED))
+    gl.store(out_ptr + offs, offs.to(gl.float32))
+
+
+def test_a_spec_whose_allocations_are_all_unused_keeps_its_diagnostics():
+    """Gluon removes every allocation (nothing reads them): the record on the module still reaches the
+    lowering, so a too-small explicit size is an error and a fitting one a warning; nothing is reserved."""
+    with pytest.raises(TlxAliasError, match="need 32768 bytes, have 4096 bytes per buffer"):
+        compile_kernel(all_dead_kernel, {"out_ptr": "*fp32"}, {"SIZE": 8192})
+    with pytest.warns(TlxAliasWarning, match="has no allocation left") as caught:
+        k = compile_kernel(all_dead_kernel, {"out_ptr": "*fp32"}, {"SIZE": 65536})
+    assert smem_backing(k.asm["ttgir"]) == [] and k.metadata.shared == 0
+    ours = [w for w in caught if "no allocation left" in str(w.message)]
+    assert (ours[0].filename, ours[0].lineno) == (__file__, _line_of("LINE-DEAD-SPEC"))

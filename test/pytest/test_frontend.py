@@ -1,8 +1,8 @@
 """The frontend (tlx_alias.language) on real Gluon compiles, without the lowering plugin.
 
-Each kernel is compiled for sm_90a (SMEM) or sm_100a (TMEM) with the stages hook off, and the checks
-read the Contract-1 attributes on the alloc ops of the ttgir that Gluon's own passes return (after
-inlining). Trace-time mistakes must raise TlxAliasError naming the user's kernel line.
+Each kernel is compiled for sm_90a (SMEM) or sm_100a (TMEM) with the stages hook off, and the checks read
+Contract 1 in the ttgir Gluon's own passes return (after inlining): the module's `tlx.specs` record and the
+ids on the allocation ops. Trace-time mistakes must raise TlxAliasError naming the user's kernel line.
 """
 import inspect
 import json
@@ -15,6 +15,7 @@ from triton.compiler.errors import CompilationError
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
+from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryScalesLayout
 from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
@@ -55,17 +56,22 @@ def _unescape(text):
 
 
 def allocs(ttgir):
-    """{%name: {attr: value}} for every tlx-tagged alloc/reinterpret op in the ttgir."""
+    """{%name: {op, tlx.spec, tlx.alloc}} for every tagged allocation op in the ttgir."""
     out = {}
     for line in ttgir.splitlines():
-        m = re.match(r"\s*%(\w+) = (ttg\.local_alloc|ttng\.tmem_alloc|ttg\.memdesc_reinterpret)[^{]*\{(.*)\} :", line)
+        m = re.match(r"\s*%(\w+) = (ttg\.local_alloc|ttng\.tmem_alloc)[^{]*\{(.*)\} :", line)
         if not m or "tlx." not in m.group(3):
             continue
-        attrs = {}
-        for k, v in re.findall(r'(tlx\.\w+) = ("(?:[^"\\]|\\.)*"|\d+ : i32)', m.group(3)):
-            attrs[k] = _unescape(v[1:-1]) if v.startswith('"') else int(v.split()[0])
+        attrs = dict(re.findall(r'(tlx\.\w+) = "([^"]*)"', m.group(3)))
         out[m.group(1)] = dict(attrs, op=m.group(2))
     return out
+
+
+def facts(ttgir):
+    """The module's `tlx.specs` record (contract 1), and its raw text."""
+    m = re.search(r'tlx\.specs = "((?:[^"\\]|\\.)*)"', ttgir)
+    raw = _unescape(m.group(1))
+    return json.loads(raw), raw
 
 
 # ----------------------------------------------------------------------------- seed 000: FA in TMEM
@@ -108,24 +114,21 @@ def _fa_kernel(x_ptr, S: gl.constexpr):
 
 
 @pytest.mark.parametrize("S", [1, 2])
-def test_fa_tree_attributes_survive_inlining(S):
-    found = allocs(compile_ttgir(_fa_kernel, BLACKWELL, {"S": S}))
-    assert list(found) == ["qk", "p", "alpha", "l", "m"]
+def test_fa_tree_facts_survive_inlining(S):
+    ttgir = compile_ttgir(_fa_kernel, BLACKWELL, {"S": S})
+    found = allocs(ttgir)
+    assert {n: (v["op"], v["tlx.spec"], v["tlx.alloc"]) for n, v in found.items()} == {
+        name: ("ttng.tmem_alloc", "spec0", f"a{i}") for i, name in enumerate(["qk", "p", "alpha", "l", "m"])}
     h, k = _fa_allocs, _fa_kernel
     tree = {"kind": "shared", "group_size": 1, "src": src_of(k, "# @root"), "children": [
         "a0", {"kind": "distinct", "group_size": 1, "src": src_of(k, "# @distinct"), "children": [
             {"kind": "shared", "group_size": S, "src": src_of(k, "# @sub"), "children": ["a1"]}, "a2", "a3", "a4"]}]}
-    for i, name in enumerate(found):
-        attrs = found[name]
-        assert attrs.pop("op") == "ttng.tmem_alloc"
-        assert json.loads(attrs.pop("tlx.overlap")) == tree
-        assert json.loads(attrs.pop("tlx.overlap_leaves")) == {
-            f"a{j}": [leaf, src_of(h, f"# @{leaf}")] for j, leaf in enumerate(["qk", "p", "alpha", "l", "m"])}
-        assert attrs == {
-            "tlx.spec": "spec0", "tlx.spec_storage": "tmem", "tlx.spec_src": src_of(k, "# @spec"),
-            "tlx.alloc": f"a{i}", "tlx.src": src_of(h, f"# @{name}"), "tlx.name": name,
-            "tlx.overlap_src": src_of(k, "# @overlap")
-        }
+    spec = facts(ttgir)[0]["spec0"]
+    assert (spec["storage"], spec["size"], spec["src"]) == ("tmem", None, src_of(k, "# @spec"))
+    assert spec["tree"] == tree and spec["tree_src"] == src_of(k, "# @overlap")
+    assert {a: (m["name"], m["src"]) for a, m in spec["members"].items()} == {
+        f"a{j}": (leaf, src_of(h, f"# @{leaf}")) for j, leaf in enumerate(["qk", "p", "alpha", "l", "m"])}
+    assert spec["members"]["a0"]["type"].startswith("!ttg.memdesc<2x128x128xf32, #ttng.tensor_memory_encoding<")
 
 
 def test_fa_types_and_default_tmem_layouts():
@@ -136,11 +139,10 @@ def test_fa_types_and_default_tmem_layouts():
         assert f"!ttg.memdesc<{ty}, " in ttgir
 
 
-def test_overlap_json_is_compact_and_ordered():
-    raw = allocs(compile_ttgir(_fa_kernel, BLACKWELL, {"S": 2}))["qk"]["tlx.overlap"]
-    tree = json.loads(raw)
-    assert raw == json.dumps(tree, separators=(",", ":"))
-    assert list(tree) == ["kind", "group_size", "src", "children"]
+def test_facts_json_is_compact_and_ordered():
+    record, raw = facts(compile_ttgir(_fa_kernel, BLACKWELL, {"S": 2}))
+    assert raw == json.dumps(record, separators=(",", ":"))
+    assert list(record["spec0"]["tree"]) == ["kind", "group_size", "src", "children"]
 
 
 @gluon.jit
@@ -168,11 +170,10 @@ def _helper_twice_ws_kernel(x_ptr):
 
 
 def test_helper_called_twice_and_warp_specialize():
-    found = allocs(compile_ttgir(_helper_twice_ws_kernel, BLACKWELL))
-    assert [v["tlx.alloc"] for v in found.values()] == ["a0", "a1"]
-    tree = json.loads(next(iter(found.values()))["tlx.overlap"])
-    assert tree["children"] == ["a0", "a1"]
-    assert all(v["tlx.overlap"] == found["qk"]["tlx.overlap"] for v in found.values())
+    ttgir = compile_ttgir(_helper_twice_ws_kernel, BLACKWELL)
+    assert [v["tlx.alloc"] for v in allocs(ttgir).values()] == ["a0", "a1"]
+    spec = facts(ttgir)[0]["spec0"]
+    assert list(spec["members"]) == ["a0", "a1"] and spec["tree"]["children"] == ["a0", "a1"]
 
 
 # ----------------------------------------------------------------------------- SMEM on Hopper
@@ -212,18 +213,15 @@ def test_smem_spec_with_plain_allocations_alongside(distinct):
     ttgir = compile_ttgir(_smem_kernel, HOPPER, {"DISTINCT": distinct}, {"x_ptr": "*fp32", "n": "i32"})
     found = allocs(ttgir)
     assert list(found) == ["a", "b", "c"]  # the plain allocations carry no tags
+    assert [v["tlx.alloc"] for v in found.values()] == ["a0", "a1", "a2"]
     assert re.search(r"%plain = ttg\.local_alloc :", ttgir) and re.search(r"%plain2 = ttg\.local_alloc :", ttgir)
-    marker = "# @d" if distinct else "# @s"
-    src = src_of(_set_overlap, marker)
-    for name, alloc_id in zip(found, ("a0", "a1", "a2")):
-        attrs = found[name]
-        assert attrs["op"] == "ttg.local_alloc" and attrs["tlx.alloc"] == alloc_id
-        assert attrs["tlx.spec_storage"] == "smem" and attrs["tlx.spec_size"] == 65536
-        assert attrs["tlx.overlap_src"] == src
-        tree = json.loads(attrs["tlx.overlap"])
-        assert tree["src"] == src and tree["children"][0] == "a0"
-        inner = {"kind": "distinct", "group_size": 1, "src": src_of(_set_overlap, "# @inner"), "children": ["a1", "a2"]}
-        assert tree["children"][1:] == ([inner] if distinct else ["a1", "a2"])
+    spec = facts(ttgir)[0]["spec0"]
+    src = src_of(_set_overlap, "# @d" if distinct else "# @s")
+    assert (spec["storage"], spec["size"], spec["tree_src"]) == ("smem", 65536, src)
+    tree = spec["tree"]
+    assert tree["src"] == src and tree["children"][0] == "a0"
+    inner = {"kind": "distinct", "group_size": 1, "src": src_of(_set_overlap, "# @inner"), "children": ["a1", "a2"]}
+    assert tree["children"][1:] == ([inner] if distinct else ["a1", "a2"])
     assert "!ttg.memdesc<3x128xf32, #shared1" in ttgir  # 1-D: SwizzledSharedLayout(1, 1, 1, [0])
     assert "#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16, rank = 3}>" in ttgir
 
@@ -240,9 +238,11 @@ def _two_specs(x_ptr):
 
 def test_ids_are_per_kernel_and_restart_each_compile():
     for _ in range(2):
-        found = allocs(compile_ttgir(_two_specs, HOPPER))
-        assert [(v["tlx.spec"], v["tlx.alloc"]) for v in found.values()] == [("spec0", "a0"), ("spec1", "a1")]
-        assert all("tlx.overlap" not in v and "tlx.spec_size" not in v for v in found.values())
+        ttgir = compile_ttgir(_two_specs, HOPPER)
+        assert [(v["tlx.spec"], v["tlx.alloc"]) for v in allocs(ttgir).values()] == [("spec0", "a0"), ("spec1", "a1")]
+        record = facts(ttgir)[0]
+        assert list(record) == ["spec0", "spec1"]
+        assert all(s["tree"] is None and s["size"] is None and not s["implicit"] for s in record.values())
 
 
 # ----------------------------------------------------------------------------- legacy reuse=<descriptor>
@@ -261,17 +261,19 @@ def _legacy_kernel(x_ptr):
 
 def test_legacy_reuse_joins_the_reused_buffer_in_an_implicit_spec():
     with pytest.warns(TlxAliasWarning, match=r"legacy alias; declare the sharing instead") as caught:
-        found = allocs(compile_ttgir(_legacy_kernel, BLACKWELL))
+        ttgir = compile_ttgir(_legacy_kernel, BLACKWELL)
+    found = allocs(ttgir)
     # the warning points at each legacy call's line
     assert sorted(f"{w.filename}:{w.lineno}" for w in caught if "legacy" in str(w.message)) == sorted(
         [src_of(_legacy_kernel, "# @smem"), src_of(_legacy_kernel, "# @tmem")])
     # `a` and `t` are dead (only their aliases are used) and Gluon removed them; the aliases are tagged
-    # members of two implicit specs without a tree
-    assert set(found) == {"old", "u"}
-    assert found["old"]["tlx.spec_storage"] == "smem" and found["u"]["tlx.spec_storage"] == "tmem"
-    assert found["u"]["tlx.spec"] != found["old"]["tlx.spec"]
-    assert all("tlx.overlap" not in v for v in found.values())
-    assert found["u"]["tlx.src"] == src_of(_legacy_kernel, "# @tmem")
+    # members of two implicit specs without a tree, whose records still name the reused buffers
+    assert set(found) == {"old", "u"} and found["u"]["tlx.spec"] != found["old"]["tlx.spec"]
+    record = facts(ttgir)[0]
+    smem, tmem = record[found["old"]["tlx.spec"]], record[found["u"]["tlx.spec"]]
+    assert (smem["storage"], tmem["storage"]) == ("smem", "tmem")
+    assert all(s["tree"] is None and len(s["members"]) == 2 for s in (smem, tmem))
+    assert tmem["members"][found["u"]["tlx.alloc"]]["src"] == src_of(_legacy_kernel, "# @tmem")
 
 
 # ----------------------------------------------------------------------------- trace-time errors
@@ -314,14 +316,6 @@ def _err_leaf_twice(x_ptr):
     b = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
     g = tlx.reuse_group(a, b, group_type=tlx.reuse_group_type.distinct)
     spec.set_buffer_overlap(tlx.reuse_group(a, g))  # @err
-
-
-@gluon.jit
-def _err_same_kind(x_ptr):
-    spec = tlx.storage_alias_spec()
-    a = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
-    b = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
-    spec.set_buffer_overlap(tlx.reuse_group(a, tlx.reuse_group(b)))  # @err
 
 
 @gluon.jit
@@ -399,14 +393,36 @@ def _err_tmem_rows(x_ptr):
     t = tlx.local_alloc((32, 64), gl.float32, 1, tlx.storage_kind.tmem)  # @err
 
 
+@gluon.jit
+def _err_tmem_scales(x_ptr):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)
+    s = tlx.local_alloc((128, 4), gl.uint8, 2, tlx.storage_kind.tmem, reuse=spec,  # @err
+                        layout=TensorMemoryScalesLayout())
+
+
+@gluon.jit
+def _err_overlap_in_runtime_if(x_ptr, n):
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    if n > 0:
+        spec.set_buffer_overlap(tlx.reuse_group(a))  # @err
+
+
+@gluon.jit
+def _err_overlap_in_loop(x_ptr, n):
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    for i in range(n):
+        spec.set_buffer_overlap(tlx.reuse_group(a))  # @err
+
+
 ERRORS = [
     (_err_cluster, "smemCluster is not supported", "storage_kind.smem or tlx.storage_kind.tmem"),
     (_err_size_zero, "buffer_size_bytes must be positive", "region size in bytes"),
     (_err_size_runtime, "must be a compile-time integer", "gl.constexpr"),
     (_err_storage_mismatch, "does not match spec0's storage storage_kind.tmem", "spec's storage kind"),
-    (_err_other_spec, "belongs to spec1", "reuse=spec0"),
+    (_err_other_spec, "belongs to spec1, the group's other elements to spec0", "one storage_alias_spec"),
     (_err_leaf_twice, "'a (a0)' (allocated at", "list each allocation once"),
-    (_err_same_kind, "shared group (element 1, created at", "change one group_type"),
     (_err_duplicate_overlap, "already called for this spec at", "once per storage_alias_spec"),
     (_err_group_size, "group_size must be a positive compile-time integer, got 0", "K >= 1"),
     (_err_indexed_leaf, "element 0 is not an allocation made by tlx.local_alloc", "not an .index() view"),
@@ -414,8 +430,54 @@ ERRORS = [
     (_err_legacy_tmem_small, "needs 128 32-bit TMEM columns but the reused buffer [2, 128, 64] bf16 has 64",
      "storage_alias_spec"),
     (_err_legacy_storage, "does not match the reused descriptor, which lives in smem", "storage=tlx.storage_kind.smem"),
-    (_err_tmem_rows, "64 or 128 rows", "(64 or 128, N)"),
+    (_err_tmem_rows, "a multiple of 64 rows", "M = 64, 128"),
+    (_err_tmem_scales, "refuses a multi-buffered scales descriptor", "allocate_tensor_memory outside"),
+    (_err_overlap_in_runtime_if, "under runtime control flow", "where the spec is created"),
+    (_err_overlap_in_loop, "under runtime control flow", "gl.static_range"),
 ]
+
+
+@gluon.jit
+def _overlap_in_constexpr_branches(x_ptr, DISTINCT: gl.constexpr):
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    b = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    if DISTINCT:
+        spec.set_buffer_overlap(tlx.reuse_group(a, b, group_type=tlx.reuse_group_type.distinct))
+    else:
+        spec.set_buffer_overlap(tlx.reuse_group(a, b))
+    for i in gl.static_range(1):
+        a._keep_alive()
+    b._keep_alive()
+
+
+@pytest.mark.parametrize("distinct", [True, False])
+def test_overlap_under_constexpr_control_flow_is_fine(distinct):
+    tree = facts(compile_ttgir(_overlap_in_constexpr_branches, HOPPER, {"DISTINCT": distinct}))[0]["spec0"]["tree"]
+    assert tree["kind"] == ("distinct" if distinct else "shared") and tree["children"] == ["a0", "a1"]
+
+
+@gluon.jit
+def _implicit_tree(x_ptr):
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    b = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    c = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    inner = tlx.reuse_group(b, c)  # @inner
+    tlx.reuse_group(a, inner, group_type=tlx.reuse_group_type.distinct)  # @root
+    a._keep_alive()
+    b._keep_alive()
+    c._keep_alive()
+
+
+def test_a_reuse_group_tree_is_recorded_without_set_buffer_overlap():
+    """Seed 000's future work: the tree built over a spec's allocations is its layout; the groups it
+    contains are not separate candidates."""
+    spec = facts(compile_ttgir(_implicit_tree, HOPPER))[0]["spec0"]
+    assert spec["tree"] is None and list(spec["implicit"].values()) == [{
+        "kind": "distinct", "group_size": 1, "src": src_of(_implicit_tree, "# @root"), "children": [
+            "a0", {"kind": "shared", "group_size": 1, "src": src_of(_implicit_tree, "# @inner"),
+                   "children": ["a1", "a2"]}]}]
 
 
 @pytest.mark.parametrize("kernel, problem, fix", ERRORS, ids=[k.__name__ for k, _, _ in ERRORS])

@@ -25,7 +25,7 @@ def write_f32_read_bf16_kernel(x_ptr, out_ptr, TREE: gl.constexpr):
     b16 = tlx.local_alloc((64, 64), gl.bfloat16, 4, tlx.storage_kind.smem, reuse=spec, layout=PLAIN)
     if TREE:
         spec.set_buffer_overlap(tlx.reuse_group(
-            f32, tlx.reuse_group(b16, group_type=tlx.reuse_group_type.distinct, group_size=2)))
+            f32, tlx.reuse_group(b16, group_size=2)))
     r = gl.arange(0, 64, layout=gl.SliceLayout(1, ROWS))
     c = gl.arange(0, 64, layout=gl.SliceLayout(0, ROWS))
     tile = r[:, None] * 64 + c[None, :]

@@ -1,34 +1,39 @@
-"""The pass registry: one module per pass, its key equal to the pass's own NAME, each runnable alone."""
+"""The pass registry and the layout arithmetic the passes share (tlx_alias.layout)."""
+import dataclasses
+
 import pytest
 
+from tlx_alias import layout
+from tlx_alias.layout import Group, Leaf, ViewLayout
 from tlx_alias.python_passes import PIPELINE, get_all_passes
-from tlx_alias.python_passes.reuse_tree import Group, Leaf, index_groups, place, size
 
 
 def test_each_key_is_the_pass_name():
     passes = get_all_passes()
     assert list(passes) == list(PIPELINE)
-    for name, module in passes.items():
-        assert module.NAME == name
-        assert module.__doc__.splitlines()[0].startswith(name)
+    for name, cls in passes.items():
+        assert cls.name == name
+        assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
+        assert __import__(cls.__module__, fromlist=["x"]).__doc__.splitlines()[0].startswith(name)
 
 
 def test_group_size_keeps_sub_tiles_of_one_group_contiguous():
     # shared(qk, distinct(shared[K=2](p), alpha)): p[j] must sit at (j // 2) * T + (j % 2) * |p|.
-    qk, p, alpha = Leaf(None, 128, 2), Leaf(None, 32, 4), Leaf(None, 1, 2)
+    qk, p, alpha = Leaf("qk", 128, 2), Leaf("p", 32, 4), Leaf("alpha", 1, 2)
     tree = Group(None, "shared", 1, [qk, Group(None, "distinct", 1, [Group(None, "shared", 2, [p]), alpha])])
-    assert size(tree) == 128 and index_groups(tree) == 2
-    placed = {id(leaf): where for leaf, where in place(tree).values()}
-    where = placed[id(p)]
-    assert (where.offset, where.radices, where.strides) == (0, (2,), (32,))
-    assert placed[id(alpha)].offset == 64
+    assert layout.stride(tree, "tmem") == 128 and layout.index_groups(tree) == 2
+    placed = {leaf.ref: where for leaf, where in layout.place(tree, "tmem").values()}
+    assert (placed["p"].offset, placed["p"].radices, placed["p"].strides) == (0, (2,), (32,))
+    assert placed["alpha"].offset == 64
+    view = ViewLayout(0, 128, 32, 4, (2,), (32,))
+    assert [view.address(j) for j in range(4)] == [0, 32, 128, 160]
 
 
 @pytest.mark.parametrize("k", [2, 4])
 def test_seed_formula_differs_from_the_layout_it_must_produce(k):
     """Seed 000 step 3 writes new = scale*i + offset + i % K; with K > 1 it does not place sub-tiles contiguously."""
     b, T = 32, 128
-    want = [(j // k) * (T // b) + (j % k) for j in range(2 * k)]
+    want = [ViewLayout(0, T, b, 2 * k, (k,), (b,)).slot_of(j) for j in range(2 * k)]
     scale = T // b // k     # "bytesBetweenBufferGroups divided by group_size"
     seed = [scale * j + (j % k) for j in range(2 * k)]
-    assert seed != want
+    assert seed != want and want == sorted(want)

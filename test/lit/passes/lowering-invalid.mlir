@@ -82,25 +82,25 @@
 
 // -----
 
-// Nested groups must alternate: shared directly inside shared.
+// A group_size on a distinct group has no effect (TLX ignores it too): a warning at the group's line.
 #shared = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 32}>
 #smem = #ttg.shared_memory
 "builtin.module"() ({
-  "tt.func"() <{function_type = () -> (), sym_name = "same_kind_nesting"}> ({
+  "tt.func"() <{function_type = () -> (), sym_name = "distinct_group_size"}> ({
     %spec = "tlx.storage_alias_spec"() {storage = "smem"} : () -> !tlx.storage_alias_spec<smem>
     %a = "tlx.storage_alias_local_alloc"(%spec) : (!tlx.storage_alias_spec<smem>) -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
     %b = "tlx.storage_alias_local_alloc"(%spec) : (!tlx.storage_alias_spec<smem>) -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
-    // expected-error @+1 {{a 'shared' group directly inside a 'shared' group}}
-    %inner = "tlx.reuse_group"(%b) {group_kind = "shared", group_size = 1 : i64} : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) -> !tlx.reuse_group<shared>
-    %g = "tlx.reuse_group"(%a, %inner) {group_kind = "shared", group_size = 1 : i64} : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, !tlx.reuse_group<shared>) -> !tlx.reuse_group<shared>
-    "tlx.set_buffer_overlap"(%spec, %g) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_group<shared>) -> ()
+    // expected-warning @+1 {{group_size=2 on a distinct group has no effect (as in TLX)}}
+    %g = "tlx.reuse_group"(%a, %b) {group_kind = "distinct", group_size = 2 : i64} : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) -> !tlx.reuse_group<distinct>
+    "tlx.set_buffer_overlap"(%spec, %g) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_group<distinct>) -> ()
     "tt.return"() : () -> ()
   }) : () -> ()
 }) : () -> ()
 
 // -----
 
-// A distinct child whose offset is not a multiple of its own buffer size (small buffer first).
+// A distinct child whose offset is not a multiple of its own buffer size (small buffer first): a view
+// addresses whole buffers. TLX rejects it with the same words.
 #shared = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 32}>
 #shared1 = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>
 #smem = #ttg.shared_memory
@@ -108,7 +108,7 @@
   "tt.func"() <{function_type = () -> (), sym_name = "misaligned_offset"}> ({
     %spec = "tlx.storage_alias_spec"() {storage = "smem"} : () -> !tlx.storage_alias_spec<smem>
     %alpha = "tlx.storage_alias_local_alloc"(%spec) : (!tlx.storage_alias_spec<smem>) -> !ttg.memdesc<2x64xf32, #shared1, #smem, mutable>
-    // expected-error @+1 {{needs its offset (256 bytes) to be a multiple of its buffer size (8192 bytes)}}
+    // expected-error @+1 {{buffer_offset (256 bytes) must be a multiple of the original buffer size (8192 bytes)}}
     %p = "tlx.storage_alias_local_alloc"(%spec) : (!tlx.storage_alias_spec<smem>) -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>
     %g = "tlx.reuse_group"(%alpha, %p) {group_kind = "distinct", group_size = 1 : i64} : (!ttg.memdesc<2x64xf32, #shared1, #smem, mutable>, !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>) -> !tlx.reuse_group<distinct>
     "tlx.set_buffer_overlap"(%spec, %g) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_group<distinct>) -> ()

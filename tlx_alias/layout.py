@@ -1,0 +1,195 @@
+"""The layout of one storage_alias_spec: sizes, offsets, and the index formula (one home for this arithmetic).
+
+Units are bytes (SMEM) or 32-bit TMEM columns. A reuse tree's nodes are `Leaf` (one allocation: `size`
+units per buffer, `num` buffers) and `Group` ("shared" or "distinct", `group_size` K). Sizes per buffer index,
+as TLX computes them:
+
+    leaf              -> its buffer size b
+    shared, K         -> K * max(children)                 (children share a slot; K sub-slots side by side)
+    distinct          -> children one after another, each start rounded up to its alignment; a group_size
+                         on a distinct group has no effect (TLX ignores it too)
+
+Alignment (TLX): SMEM 128 bytes for every distinct child and for the stride between index groups; TMEM the
+widest leaf under the child (for a child's start) and under the whole tree (for the stride).
+
+Placement gives each leaf an address function over its buffer index i. With the group sizes K_1..K_m met on
+the path from the root (outermost first) and the sub-slot widths U_1..U_m of those groups, i is read in mixed
+radix i = ((g*K_1 + s_1)*K_2 + s_2)... and
+
+    address(i) = offset + g*T + s_1*U_1 + ... + s_m*U_m          (T: the stride between root index groups)
+
+For one group size K whose widest child is the leaf itself (U = b) this is offset + (i // K)*T + (i % K)*b:
+the K sub-tiles of one group are contiguous. (TLX's rewrite `scale*i + offset + i % K` does not keep them
+contiguous, and can put a sub-tile on a `distinct` sibling; see README, "TLX and tlx-alias".)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+SMEM_ALIGNMENT = 128
+
+
+@dataclass(eq=False)
+class Leaf:
+    ref: object        # what the caller identifies the allocation by (an op, a name)
+    size: int          # one buffer, in spec units
+    num: int           # buffer count
+
+
+@dataclass(eq=False)
+class Group:
+    ref: object        # the reuse_group's op or source line (None for an implicit root)
+    kind: str          # "shared" | "distinct"
+    group_size: int
+    children: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Placement:
+    offset: int
+    radices: tuple     # K_1..K_m
+    strides: tuple     # U_1..U_m
+
+
+def leaves(node, k=1):
+    """(leaf, product of the shared group sizes above it) for every leaf under `node`."""
+    if isinstance(node, Leaf):
+        yield node, k
+        return
+    inner = k * node.group_size if node.kind == "shared" else k
+    for child in node.children:
+        yield from leaves(child, inner)
+
+
+def widest(node) -> int:
+    return max(leaf.size for leaf, _ in leaves(node))
+
+
+def alignment(node, storage: str) -> int:
+    """Where a `distinct` child may start: 128 bytes in SMEM, its widest leaf's columns in TMEM."""
+    return SMEM_ALIGNMENT if storage == "smem" else widest(node)
+
+
+def align_up(x: int, a: int) -> int:
+    return -(-x // a) * a
+
+
+def size(node, storage: str) -> int:
+    if isinstance(node, Leaf):
+        return node.size
+    if node.kind == "shared":
+        return node.group_size * max(size(c, storage) for c in node.children)
+    return _distinct_span(node, storage)[-1]
+
+
+def _distinct_span(node, storage):
+    """Start of each child of a distinct group, then its end."""
+    starts, running = [], 0
+    for child in node.children:
+        running = align_up(running, alignment(child, storage))
+        starts.append(running)
+        running += size(child, storage)
+    return starts + [running]
+
+
+def sub_slot(node, storage: str) -> int:
+    """Width of one of a shared group's K sub-slots (the widest child)."""
+    return max(size(c, storage) for c in node.children)
+
+
+def stride(root, storage: str) -> int:
+    """Units between root index groups: the tree's size rounded up to the spec's alignment."""
+    return align_up(size(root, storage), alignment(root, storage))
+
+
+def index_groups(root) -> int:
+    """Root index groups the tree needs: the most any leaf uses (num / product of group sizes above it).
+    Raises ValueError(leaf, k) for a leaf whose buffer count does not split into whole groups."""
+    groups = 1
+    for leaf, k in leaves(root):
+        if leaf.num % k:
+            raise ValueError(leaf, k)
+        groups = max(groups, leaf.num // k)
+    return groups
+
+
+def place(node, storage: str, offset=0, radices=(), strides=(), out=None) -> dict:
+    """Map id(leaf) -> (leaf, Placement)."""
+    out = {} if out is None else out
+    if isinstance(node, Leaf):
+        out[id(node)] = (node, Placement(offset, tuple(radices), tuple(strides)))
+        return out
+    if node.kind == "shared":
+        if node.group_size > 1:
+            radices, strides = radices + (node.group_size,), strides + (sub_slot(node, storage),)
+        for child in node.children:
+            place(child, storage, offset, radices, strides, out)
+    else:
+        for child, start in zip(node.children, _distinct_span(node, storage)):
+            place(child, storage, offset + start, radices, strides, out)
+    return out
+
+
+def first_overflow(node, storage: str, available: int):
+    """Top-down: the first node that does not fit in the space its parent gives it."""
+    if size(node, storage) <= available:
+        return None
+    if isinstance(node, Leaf) or node.kind == "distinct":
+        return node
+    per_slot = available // node.group_size
+    for child in node.children:
+        hit = first_overflow(child, storage, per_slot)
+        if hit is not None:
+            return hit
+    return node
+
+
+# ------------------------------------------------------------------------------------------ the index formula
+
+@dataclass(frozen=True)
+class ViewLayout:
+    """Where buffer i of a lowered view lies: offset + (i // K) * stride + mixed-radix digits (units)."""
+    offset: int
+    stride: int
+    slot: int                  # one buffer of the view
+    num: int                   # the user's buffer count
+    radices: tuple = ()
+    strides: tuple = ()
+
+    @property
+    def group(self) -> int:
+        return math.prod(self.radices)
+
+    def slot_of(self, i, ops=None):
+        """The view slot buffer i lands in: base + (i // K) * scale + sum of digits (in slots).
+
+        `ops` gives the arithmetic: Python ints by default; the verifier passes Z3's, the lowering a builder
+        of `arith` ops, so the three can never disagree.
+        """
+        ops = ops or _INT
+        b = self.slot
+        out = ops.mul(ops.div(i, ops.const(self.group)), ops.const(self.stride // b)) if self.group > 1 else \
+            ops.mul(i, ops.const(self.stride // b))
+        rest = i
+        digits = list(reversed(list(zip(self.radices, self.strides))))      # innermost first
+        for n, (k, u) in enumerate(digits):
+            out = ops.add(out, ops.mul(ops.rem(rest, ops.const(k)), ops.const(u // b)))
+            if n + 1 < len(digits):
+                rest = ops.div(rest, ops.const(k))
+        return ops.add(out, ops.const(self.offset // b))
+
+    def address(self, i: int) -> int:
+        return self.slot_of(i) * self.slot
+
+
+class IntOps:
+    """Python integers, non-negative operands: floor division and modulo."""
+    const = staticmethod(lambda v: v)
+    add = staticmethod(lambda a, b: a + b)
+    mul = staticmethod(lambda a, b: a * b)
+    div = staticmethod(lambda a, b: a // b)
+    rem = staticmethod(lambda a, b: a % b)
+
+
+_INT = IntOps()
