@@ -15,6 +15,7 @@ import sys
 
 from tlx_alias._mlir import ir, new_context
 from tlx_alias.errors import TlxAliasError
+from tlx_alias.textin import NotText, decode
 
 from . import PIPELINE, get_all_passes
 from .pipeline import run
@@ -111,9 +112,17 @@ def main(argv=None) -> int:
                     help="lower as for Triton 3.8, whose reinterpret keeps the size: pad specs so every view tiles")
     args = ap.parse_args(argv)
     try:
-        text = sys.stdin.read() if args.file == "-" else open(args.file).read()
+        if args.file == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(args.file, "rb") as f:
+                data = f.read()
+        text = decode(data, "<stdin>" if args.file == "-" else args.file)
     except OSError as err:
         print(f"tlx-opt: cannot read {args.file}: {err.strerror}", file=sys.stderr)
+        return 2
+    except NotText as err:
+        print(f"tlx-opt: error: {err}", file=sys.stderr)
         return 2
     passes = tuple(args.passes or PIPELINE)
     ok = True

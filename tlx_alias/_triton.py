@@ -168,14 +168,15 @@ def print_generic(module) -> str:
     return text
 
 
-def parse(text: str, context):
+def parse(text: str, context, name: str = "<lowered module>"):
     """Parse MLIR text into a Triton module in `context`; returns (module or None, diagnostics text).
 
     Triton parses only from a path: the text goes to a private temporary directory, removed at once.
+    Diagnostics call the text `name` instead of that path (tlx-verify passes the user's file).
     """
     with tempfile.TemporaryDirectory(prefix="tlx-alias-") as tmp:
         path = os.path.join(tmp, "module.mlir")
-        with open(path, "w") as f:
+        with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         with captured_stderr() as err:
             try:
@@ -183,7 +184,7 @@ def parse(text: str, context):
                 module.context = context  # as triton.compiler.compiler.parse does; later stages read it
                 return module, ""
             except Exception as exc:  # Triton raises RuntimeError("Parse MLIR file failed...")
-                return None, f"{exc}\n{err()}".replace(path, "<lowered module>")
+                return None, f"{exc}\n{err()}".replace(path, name)
 
 
 def new_context():

@@ -16,7 +16,7 @@ TMEM_LANES = 128
 TMEM_BYTES_PER_COLUMN = TMEM_LANES * 4
 DEFAULT_CAPABILITY = 90     # what a module without a target is checked against
 
-_SPELLINGS = re.compile(r"(?:cuda:|sm_)?(\d+)a?")
+_SPELLINGS = re.compile(r"(?:cuda:|sm_)?([0-9]+)a?")
 
 
 def capability(target) -> int | None:
@@ -27,7 +27,7 @@ def capability(target) -> int | None:
         target = target.arch
     if isinstance(target, int) and not isinstance(target, bool):
         return target
-    m = _SPELLINGS.fullmatch(str(target).strip())
+    m = _SPELLINGS.fullmatch(str(target))
     if not m:
         raise ValueError(f"unknown target {target!r}: use sm_90a, sm_100a, cuda:90 ... or a capability number")
     return int(m.group(1))

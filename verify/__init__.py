@@ -66,7 +66,7 @@ def prove_module(upstream_module, target=None, aliases=None, path: str | None = 
 
     target: "cuda:90" / "cuda:100" / 100 / GPUTarget (default: the module's `ttg.target`);
     aliases: {"#name": definition} of the attribute aliases the module's opaque types still reference
-    (what `plugin.bridge.to_upstream` returns); path: shown in messages, names "-" locations.
+    (what `tlx_alias.bridge.to_upstream` returns); path: shown in messages, names "-" locations.
     """
     with _z3["lock"]:
         return _prove(upstream_module, target, aliases, path)
