@@ -7,7 +7,7 @@ import tempfile
 
 from hypothesis import HealthCheck, given, settings
 
-import tlx_alias.plugin.bridge  # noqa: F401  (imported once, before the forks)
+import tlx_alias.bridge  # noqa: F401  (imported once, before the forks)
 from tlx_alias.verify import cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
