@@ -67,8 +67,8 @@ def _check_whole_buffers(leaf, where, stride, unit, name):
     for what, v in terms:
         if v % b:
             fail(leaf.ref, name,
-                 f"buffer '{display_name(leaf.ref)}': {what} ({v} {unit}) must be a multiple of the original "
-                 f"buffer size ({b} {unit}); a view addresses whole buffers",
+                 f"buffer '{display_name(leaf.ref)}': {what} ({v}) must be a multiple of the original buffer size "
+                 f"({b}) ({unit}; a view addresses whole buffers)",
                  "reorder the tree so this buffer starts on a multiple of its size (larger buffers first in a "
                  "distinct group), or give buffers of one spec sizes that divide each other")
 

@@ -105,8 +105,8 @@ def _too_small(spec, available, explicit, need_bytes):
     if isinstance(hit, layout.Group) and hit.kind == "distinct" and hit.ref is not None:
         fail(hit.ref, "reuse_group",
              f"not enough space for distinct allocations: need {layout.size(hit, spec.storage)} {spec.unit}, "
-             f"have {available} {spec.unit} per buffer (buffer_size_bytes={explicit}, the spec needs at least "
-             f"{need_bytes} bytes)", "raise buffer_size_bytes, or share (not distinct) some of these buffers")
+             f"have {available} {spec.unit} per buffer: buffer_size_bytes {explicit} is too small, requires at least "
+             f"{need_bytes} bytes", "raise buffer_size_bytes, or share (not distinct) some of these buffers")
     fail(spec.op, "storage_alias_spec",
          f"buffer_size_bytes {explicit} is too small for the reuse tree, requires at least {need_bytes} bytes",
          "raise buffer_size_bytes or leave it out to let the compiler size the spec")

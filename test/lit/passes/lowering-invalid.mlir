@@ -9,7 +9,7 @@
     %spec = "tlx.storage_alias_spec"() {storage = "smem", buffer_size_bytes = 1024 : i64} : () -> !tlx.storage_alias_spec<smem, 1024>
     %a = "tlx.storage_alias_local_alloc"(%spec) : (!tlx.storage_alias_spec<smem, 1024>) -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
     %b = "tlx.storage_alias_local_alloc"(%spec) : (!tlx.storage_alias_spec<smem, 1024>) -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
-    // expected-error @+1 {{not enough space for distinct allocations: need 32768 bytes, have 512 bytes per buffer}}
+    // expected-error @+1 {{not enough space for distinct allocations: need 32768 bytes, have 512 bytes per buffer: buffer_size_bytes 1024 is too small, requires at least 65536 bytes}}
     %g = "tlx.reuse_group"(%a, %b) {group_kind = "distinct", group_size = 1 : i64} : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>) -> !tlx.reuse_group<distinct>
     "tlx.set_buffer_overlap"(%spec, %g) : (!tlx.storage_alias_spec<smem, 1024>, !tlx.reuse_group<distinct>) -> ()
     "tt.return"() : () -> ()
@@ -108,7 +108,7 @@
   "tt.func"() <{function_type = () -> (), sym_name = "misaligned_offset"}> ({
     %spec = "tlx.storage_alias_spec"() {storage = "smem"} : () -> !tlx.storage_alias_spec<smem>
     %alpha = "tlx.storage_alias_local_alloc"(%spec) : (!tlx.storage_alias_spec<smem>) -> !ttg.memdesc<2x64xf32, #shared1, #smem, mutable>
-    // expected-error @+1 {{buffer_offset (256 bytes) must be a multiple of the original buffer size (8192 bytes)}}
+    // expected-error @+1 {{buffer_offset (256) must be a multiple of the original buffer size (8192) (bytes}}
     %p = "tlx.storage_alias_local_alloc"(%spec) : (!tlx.storage_alias_spec<smem>) -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>
     %g = "tlx.reuse_group"(%alpha, %p) {group_kind = "distinct", group_size = 1 : i64} : (!ttg.memdesc<2x64xf32, #shared1, #smem, mutable>, !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>) -> !tlx.reuse_group<distinct>
     "tlx.set_buffer_overlap"(%spec, %g) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_group<distinct>) -> ()
