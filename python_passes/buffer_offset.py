@@ -31,7 +31,7 @@ class BufferOffset(ModulePass):
         for spec in specs(module, ctx):
             if not spec.members:
                 continue
-            if int_attr(spec.op, "buffer_size") is None:
+            if int_attr(spec.op, "buffer_size") is None or int_attr(spec.op, "buffer_stride") is None:
                 fail(spec.op, self.name, "spec has no computed size", "run tlx-size-definition first")
             if spec.tree is None:   # no tree: every allocation at offset 0 with its natural stride
                 for leaf in spec.members:

@@ -41,10 +41,13 @@ class TlxImport(ModulePass):
             if "tlx.spec" not in op.attributes:
                 continue
             if op.name not in ALLOC_OPS:  # local_alloc(reuse=<descriptor>) tagged the op behind that descriptor
-                member = facts.get(str_attr(op, "tlx.spec"), {}).get("members", {}).get(str_attr(op, "tlx.alloc"), {})
-                fail(op, self.name, f"the buffer reused at {member.get('src')} is the result of '{op.name}', not "
-                                    "an allocation", "pass reuse=<the descriptor an allocation returned>, or declare "
-                                    "the sharing with a storage_alias_spec", member.get("src"))
+                member = facts.get(str_attr(op, "tlx.spec"), {}).get("members", {}).get(str_attr(op, "tlx.alloc"))
+                if member is None:
+                    fail(op, self.name, f"'{op.name}' carries tlx.spec but is not an allocation the frontend recorded",
+                         "run tlx-import once, on a module from tlx_alias.language")
+                fail(op, self.name, f"the buffer reused at {member['src']} is the result of '{op.name}', not an "
+                                    "allocation", "pass reuse=<the descriptor an allocation returned>, or declare "
+                                    "the sharing with a storage_alias_spec", member["src"])
             aid = str_attr(op, "tlx.alloc")
             if str_attr(op, "tlx.spec") not in facts:
                 fail(op, self.name, f"allocation {aid} is tagged for {str_attr(op, 'tlx.spec')} but the module has "
@@ -64,7 +67,7 @@ class TlxImport(ModulePass):
             if op.parent != ops[0].parent:
                 fail(op, self.name, "allocations of one storage_alias_spec are in different regions",
                      "allocate every buffer of a spec at the same nesting level (e.g. at the top of the kernel)")
-        anchor = ops[0] if ops else _function_start(module)
+        anchor = ops[0] if ops else _function_start(module, spec)
         tree = self._tree(spec)
         attrs = {"storage": spec["storage"], "buffer_size_bytes": spec["size"], "tlx.spec": sid, "tlx.src": spec["src"]}
         if tree is not None:
@@ -125,10 +128,13 @@ def _spec_type(spec):
     return ir.Type.parse(f"!tlx.storage_alias_spec<{spec['storage']}{'' if size is None else f', {size}'}>")
 
 
-def _function_start(module):
-    """The first op of the first function: where a spec whose members are all gone is materialized."""
-    func = next(op for op in walk(module) if op.name == "tt.func")
-    return func.regions[0].blocks[0].operations[0]
+def _function_start(module, spec):
+    """The first op of the first function with a body: where a spec whose members are all gone goes."""
+    for op in walk(module):
+        if op.name == "tt.func" and len(op.regions) and len(op.regions[0].blocks):
+            return op.regions[0].blocks[0].operations[0]
+    raise TlxAliasError(TlxImport.name, "storage_alias_spec has no allocation left and the module has no kernel "
+                        "body to check it in", "compile the kernel that creates the spec", spec["src"])
 
 
 def _after(op):
