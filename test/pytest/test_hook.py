@@ -181,9 +181,21 @@ def test_no_double_wrap_when_another_hook_chains_on_top_of_ours(calls):
     assert len(calls) == 1
 
 
-def test_concurrent_compiles(calls):
-    """The reproducer trick sets a process-wide variable for a moment: compiles from threads stay correct."""
+def test_concurrent_compiles(calls, monkeypatch):
+    """The reproducer trick sets a process-wide variable for a moment: compiles from threads stay correct.
+
+    (CPython 3.11's AST constructor is not thread-safe — "AST constructor recursion depth mismatch", seen
+    here in Triton's own source parsing — so the parse of the kernel source is serialized; the plugin's
+    part of each compile still runs in four threads at once.)"""
+    import ast
+    import threading
     from concurrent.futures import ThreadPoolExecutor
+    lock, parse = threading.Lock(), ast.parse
+
+    def locked_parse(*args, **kwargs):
+        with lock:
+            return parse(*args, **kwargs)
+    monkeypatch.setattr(ast, "parse", locked_parse)
     ref = compile_(k_tagged).asm["ptx"]
     hook.install()
     with ThreadPoolExecutor(4) as pool:
