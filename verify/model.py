@@ -655,7 +655,7 @@ def _shifted(b, op, src: Ref, md, off):
 def _boxed(b, op, src: Ref, md, offs):
     """An inner-dim slice: its elements are the box `offs` + shape of the source's, not one byte range.
     Footprint: inside the source (P1 holds when the box is inside the source's shape); two boxes of one
-    source are compared element-wise (P7). A multi-buffer source keeps its buffers (dim 0 not cut)."""
+    source are compared element-wise (P8). A multi-buffer source keeps its buffers (dim 0 not cut)."""
     if src.box is not None:
         anchor, base, _ = src.box
         offs = [x + y for x, y in zip(base, offs)] if len(base) == len(offs) else None

@@ -53,7 +53,7 @@ FIX = {
           "`shared` group",
     "P5": "keep the index in [0, num): wrap it (`% num`) or reset the ring counter at num",
     "P6": "use fewer buffers or smaller tiles",
-    "P7": "give each part of a buffer its own columns/bytes (slice at disjoint offsets), or derive the smaller "
+    "P8": "give each part of a buffer its own columns/bytes (slice at disjoint offsets), or derive the smaller "
           "view from the larger one if it is meant to reuse its memory",
     "P3-tlx": "declare which views may share memory with `spec.set_buffer_overlap(reuse_group(...))`, or give "
               "the views of a spec without a tree equal buffer sizes, so that buffer i of one covers only "
@@ -444,7 +444,7 @@ def _pair_check(prop, alloc, a, b, q, what, when_cons, when, src="", fix=None):
                         _overlap(la, la + a.size, lb, lb + b.size)], explain, b.src or a.src)
 
 
-# ---------------------------------------------------------------------------------------------- P7
+# ---------------------------------------------------------------------------------------------- P8
 
 def _box_overlap(a, b) -> bool:
     return all(oa < ob + nb and ob < oa + na for oa, na, ob, nb in zip(a[1], a[2], b[1], b[2]))
@@ -485,11 +485,11 @@ def p7_derived(kernel, alloc, q: Query) -> list:
                     continue
 
                 def explain(m, a=a, b=b, what=what):
-                    return Verdict("P7", alloc.name, VIOLATION, what,
+                    return Verdict("P8", alloc.name, VIOLATION, what,
                                    f"{a.name} (elements {list(a.box[1])} + {list(a.box[2])}, {a.src}) overlaps "
                                    f"{b.name} (elements {list(b.box[1])} + {list(b.box[2])}, {b.src}) in "
                                    f"{a.view.name}[{_ev(m, a.site.index)}], and neither is derived from the other",
-                                   b.src, FIX["P7"])
+                                   b.src, FIX["P8"])
                 checks.append(Check(what, same_buffer, explain, b.src))
                 continue
             ra = a.rel if z3.is_expr(a.rel) else z3.IntVal(a.rel, ctx)
@@ -499,19 +499,19 @@ def p7_derived(kernel, alloc, q: Query) -> list:
             def explain(m, a=a, b=b, ra=ra, rb=rb, what=what):
                 sa, sb = _ev(m, ra), _ev(m, rb)
                 exact = a.exact and b.exact
-                return Verdict("P7", alloc.name, VIOLATION if exact else UNKNOWN, what,
+                return Verdict("P8", alloc.name, VIOLATION if exact else UNKNOWN, what,
                                f"{a.name} {_rng(sa, sa + a.extent, unit)} ({a.src}) overlaps {b.name} "
                                f"{_rng(sb, sb + b.extent, unit)} ({b.src}) of {a.view.name}"
                                f"[{_ev(m, a.site.index)}], and neither is derived from the other"
                                + ("" if exact else " (a footprint is only bounded: a slice along an inner dimension)"),
-                               b.src, FIX["P7"], data={"views": [a.name, b.name],
+                               b.src, FIX["P8"], data={"views": [a.name, b.name],
                                                        "ranges": [[sa, sa + a.extent], [sb, sb + b.extent]]})
             checks.append(Check(what, cons, explain, b.src))
     if not checks and not out:
-        return [Verdict("P7", alloc.name, NA if len(subs) < 2 else PROVEN,
+        return [Verdict("P8", alloc.name, NA if len(subs) < 2 else PROVEN,
                         "borrows of one buffer disjoint or nested",
                         "fewer than two borrows (reinterprets) of one buffer" if len(subs) < 2 else "")]
-    return out + [Batch("P7", alloc, checks)]
+    return out + [Batch("P8", alloc, checks)]
 
 
 # ---------------------------------------------------------------------------------------------- P5

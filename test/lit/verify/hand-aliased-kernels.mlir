@@ -13,7 +13,7 @@
 // BORROW-NEXT:    P4 s_tmem: n/a: no `distinct` reuse group declared
 // BORROW-NEXT:    P5 s_tmem: proven: s: index s = iv@{{[0-9]+}} % 2 in [0, 2) at make_inputs.py:37
 // BORROW-NEXT:    P6 s_tmem: proven: s_tmem: 256 of 512 cols
-// BORROW-NEXT:    P7 s_tmem: proven: p / alpha: borrows of one s_tmem buffer disjoint or nested
+// BORROW-NEXT:    P8 s_tmem: proven: p / alpha: borrows of one s_tmem buffer disjoint or nested
 // BORROW-NEXT:  summary: 1 allocation, 7 verdicts: 5 proven, 0 violated, 0 cannot prove, 2 n/a -> SAFE (
 
 // The tutorial's helpers (_borrow_s_as_p / _borrow_s_as_alpha) inside a persistent loop nest whose ring
@@ -21,7 +21,7 @@
 // RUN: %PYTHON -m tlx_alias.verify.cli %t/fa_tutorial_borrow_ok.ttgir --map | FileCheck %s --check-prefix=TUT
 // TUT:       P1 s_tmem: proven: 6 checks
 // TUT:       P5 s_tmem: proven: s: index {{.*}} in [0, 2) at make_inputs.py:167
-// TUT:       P7 s_tmem: proven: 3 checks
+// TUT:       P8 s_tmem: proven: 3 checks
 // TUT:       -> SAFE (
 // TUT-LABEL: s_tmem: TMEM, 256 cols (make_inputs.py:158; kernel fa_tutorial_borrow)
 // TUT:       s_tmem |[0=============================={{\[}}1==============================|
