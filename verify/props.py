@@ -463,7 +463,7 @@ def _related(a, b) -> bool:
     return any(same(x, b) for x in [a] + a.ancestors()) or any(same(a, y) for y in b.ancestors())
 
 
-def p7_derived(kernel, alloc, q: Query) -> list:
+def p8_borrows(kernel, alloc, q: Query) -> list:
     """Borrows of one buffer (descriptors with a reinterpret on their way from it: the attention tutorial's
     P, alpha, l, m borrowed from S) that are read or written through are equal, derived one from the other,
     or disjoint: two borrows that
@@ -714,4 +714,4 @@ def p6_capacity(kernel, capability: int | None) -> list:
     return out
 
 
-PER_ALLOC = (p1_inside, p2_self, p3_cross, p4_distinct, p5_index, p7_derived)
+PER_ALLOC = (p1_inside, p2_self, p3_cross, p4_distinct, p5_index, p8_borrows)
