@@ -5,8 +5,12 @@ In the pipeline (after the tlx-alias lowering, before code generation):
     from tlx_alias.verify import enforce
     enforce(upstream_module, target="cuda:100", aliases=aliases)   # raises TlxAliasError on a violation
 
-`TLX_ALIAS_PROOF` = `error` (default: violations stop the compile), `warn` (violations become
-TlxAliasWarning), `strict` (checks the solver cannot settle are errors too), `off` (no proof).
+`TLX_ALIAS_PROOF` = `error` (default, fail closed: a violation, and a "cannot prove" on bounds, index
+range or overlap, stop the compile with the reason), `warn` (both become TlxAliasWarning), `strict` (also
+"cannot prove" on capacity: the sum of a kernel's allocations over the limit), `off` (no proof).
+Capacity alone stays a warning under `error`: Triton's allocator reuses the memory of allocations whose
+lifetimes do not overlap, which this proof does not model, so a sum over the limit is often fine, and
+Triton itself fails the compile (or the launch) when the placed kernel really does not fit.
 
 Offline: `prove_module(module, target, aliases) -> Report`, or the `tlx-verify` command (`verify/cli.py`).
 """
@@ -104,17 +108,21 @@ def mode_from_env() -> str:
 
 
 def enforce(upstream_module, target=None, aliases=None, mode: str | None = None) -> Report | None:
-    """The in-pipeline check: prove the module; a violation becomes a TlxAliasError (see module doc)."""
+    """The in-pipeline check: prove the module; what stops the compile depends on the mode (module doc)."""
     mode = mode or mode_from_env()
     if mode == "off":
         return None
     report = prove_module(upstream_module, target, aliases)
-    bad = report.violations + (report.unknowns if mode == "strict" else [])
-    if bad and mode in ("error", "strict"):
+    stops = {"error": report.violations + report.blocking, "strict": report.violations + report.unknowns}
+    bad = stops.get(mode, [])
+    if bad:
         first = bad[0]
         more = f" (and {len(bad) - 1} more: run tlx-verify on the dumped IR for all)" if len(bad) > 1 else ""
-        raise TlxAliasError(f"tlx-verify {first.prop}", f"{first.check}: {first.detail}{more}", first.fix,
-                            first.src or None)
-    for v in (report.violations if mode == "warn" else []) + (report.unknowns if mode != "strict" else []):
+        fix = first.fix
+        if first.status != "violation":
+            fix = (f"{fix}. " if fix else "") + f"To compile anyway with a warning, set {ENV}=warn"
+        raise TlxAliasError(f"tlx-verify {first.prop}", f"{first.status}: {first.check}: {first.detail}{more}",
+                            fix, first.src or None)
+    for v in report.violations + report.unknowns:
         warn_at(v.src, f"[tlx-verify {v.prop}] {v.status}: {v.detail}")
     return report

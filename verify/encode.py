@@ -85,6 +85,25 @@ def _attr_ints(op, name):
 
 # ---------------------------------------------------------------------------------------------- encoder
 
+def _free(term):
+    """The uninterpreted constants (variables) of a Z3 term."""
+    out, todo, seen = [], [term], set()
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.append(t)
+        todo += list(t.children())
+    return out
+
+
+def _terminator(region):
+    """The last op of a region's first block (scf.yield / scf.condition)."""
+    return getattr(list(region.blocks[0].operations)[-1], "operation", list(region.blocks[0].operations)[-1])
+
+
 def _u(x, width):
     """Unsigned reading of a signed value of `width` bits."""
     return z3.If(x >= 0, x, x + (1 << width))
@@ -161,11 +180,32 @@ def _rem_u(a, b, w):
     return _u(a, w) % c
 
 
-def _and(a, b, w):
+def _bit(x, k):
+    """Bit k of x in two's complement (floor division: right for negative x too)."""
+    return (x / (1 << k)) % 2
+
+
+def _bitwise(kind, a, b):
+    """x & c, x | c, x ^ c for a constant c (its bits one by one: `index ^= 1`, `phase | 1`, `x & 6`);
+    None when neither operand is a constant or c has more than 16 bits."""
     for x, y in ((a, b), (b, a)):
         c = _const_int(y)
-        if c is not None and c > 0 and (c & (c + 1)) == 0:
+        if c is None or not 0 <= c < (1 << 16):
+            continue
+        if kind == "and" and (c & (c + 1)) == 0:
             return x % (c + 1)   # two's complement: x & (2^k - 1) == x mod 2^k
+        out = x if kind != "and" else z3.IntVal(0, x.ctx)
+        for k in range(c.bit_length()):
+            if not (c >> k) & 1:
+                continue
+            bit = _bit(x, k)
+            if kind == "and":
+                out = out + bit * (1 << k)
+            elif kind == "or":
+                out = out + (1 - bit) * (1 << k)
+            else:
+                out = out + (1 - 2 * bit) * (1 << k)
+        return out
     return None
 
 
@@ -207,9 +247,9 @@ INT_OPS = {
     "arith.maxsi": lambda e, op, a, w: z3.If(a[0] >= a[1], a[0], a[1]),
     "arith.minui": lambda e, op, a, w: z3.If(_u(a[0], w) <= _u(a[1], w), a[0], a[1]),
     "arith.maxui": lambda e, op, a, w: z3.If(_u(a[0], w) >= _u(a[1], w), a[0], a[1]),
-    "arith.andi": lambda e, op, a, w: z3.And(a[0], a[1]) if z3.is_bool(a[0]) else _and(a[0], a[1], w),
-    "arith.ori": lambda e, op, a, w: z3.Or(a[0], a[1]) if z3.is_bool(a[0]) else None,
-    "arith.xori": lambda e, op, a, w: z3.Xor(a[0], a[1]) if z3.is_bool(a[0]) else None,
+    "arith.andi": lambda e, op, a, w: z3.And(a[0], a[1]) if z3.is_bool(a[0]) else _bitwise("and", a[0], a[1]),
+    "arith.ori": lambda e, op, a, w: z3.Or(a[0], a[1]) if z3.is_bool(a[0]) else _bitwise("or", a[0], a[1]),
+    "arith.xori": lambda e, op, a, w: z3.Xor(a[0], a[1]) if z3.is_bool(a[0]) else _bitwise("xor", a[0], a[1]),
     "arith.shli": lambda e, op, a, w: _shl(a[0], a[1]),
     "arith.shrsi": lambda e, op, a, w: _shrs(a[0], a[1]),
     "arith.shrui": lambda e, op, a, w: _shru(a[0], a[1], w),
@@ -305,7 +345,7 @@ class Encoder:
             self.facts.append(var >= (0 if name == "tt.get_program_id" else 1))
             self.facts.append(var < 2 ** 31)
             return var
-        if name == "scf.for":
+        if name in ("scf.for", "scf.while"):
             return self._loop_result(op, v.result_number, is_bool)
         if name == "scf.if":
             return self._if_result(op, v.result_number, is_bool)
@@ -331,6 +371,12 @@ class Encoder:
                 return self._iv(parent, is_bool)
             self._loop_vars(parent)
             return self.memo[v]
+        if parent.name == "scf.while":
+            self._loop_vars(parent)
+            if v in self.memo:
+                return self.memo[v]
+            # an argument of the `do` region: the value scf.condition forwards
+            return self.val(_terminator(parent.regions[0]).operands[1 + k])
         if parent.name == ttg.WS_PARTITIONS:
             return self.val(ttg.capture_of(v))
         if parent.name == "tt.func":
@@ -362,31 +408,45 @@ class Encoder:
     def prepare(self, func_op):
         """Invariants of every loop, innermost first: an outer loop's step needs its inner loops' facts."""
         loops = []
-        func_op.walk(lambda op: (loops.append(op) if op.name == "scf.for" else None, ir.WalkResult.ADVANCE)[1],
-                     ir.WalkOrder.POST_ORDER)
+        func_op.walk(lambda op: (loops.append(op) if op.name in ("scf.for", "scf.while") else None,
+                                 ir.WalkResult.ADVANCE)[1], ir.WalkOrder.POST_ORDER)
         for loop in loops:
             self._loop(getattr(loop, "operation", loop))
 
     def _loop_vars(self, loop):
-        """(var, result var, init, yielded value, is_bool) per carried integer; variables made once."""
+        """(var, result var, init, yielded value, is_bool) per carried integer; variables made once.
+        scf.for: iter_arg k. scf.while: argument k of the `before` region (init operand k, yielded by the
+        `do` region); its result k is what scf.condition forwards (tracked when that is the argument itself)."""
         if loop in self.loop_vars:
             return self.loop_vars[loop]
+        is_while = loop.name == "scf.while"
         body = loop.regions[0].blocks[0]
-        args = list(body.arguments)[1:]
-        inits = list(loop.operands)[3:]
-        yields = list(body.operations)[-1].operands
+        if is_while:
+            args, inits = list(body.arguments), list(loop.operands)
+            yields = _terminator(loop.regions[1]).operands
+            forwarded = list(_terminator(loop.regions[0]).operands)[1:]
+        else:
+            args, inits = list(body.arguments)[1:], list(loop.operands)[3:]
+            yields = list(body.operations)[-1].operands
         _, src = loc_info(loop.location, self.path)
         line = src.rsplit(":", 1)[-1] if src else "?"
         carried = []
-        for k, (arg, init, res) in enumerate(zip(args, inits, loop.results)):
+        for k, (arg, init) in enumerate(zip(args, inits)):
             if not self.is_int_type(arg):
                 continue
             is_bool = str(arg.type) == "i1"
             x = self.fresh(f"carried{k}@{line}", False, f"value carried by the loop at {src or '?'} "
                            f"(iter_arg {k})", is_bool)
-            r = self.fresh(f"result{k}@{line}", False, f"result {k} of the loop at {src or '?'}", is_bool)
             self.memo[arg] = x
-            self.memo[res] = r
+            res = None
+            if not is_while:
+                res = loop.results[k]
+            elif k < len(forwarded) and forwarded[k] == arg:
+                res = loop.results[k]
+            r = None
+            if res is not None:
+                r = self.fresh(f"result{k}@{line}", False, f"result {k} of the loop at {src or '?'}", is_bool)
+                self.memo[res] = r
             carried.append((x, r, init, yields[k], is_bool))
         self.loop_vars[loop] = carried
         return carried
@@ -401,6 +461,10 @@ class Encoder:
         ints = [c for c in carried if not c[4]]
         if not ints:
             return
+        guard = []
+        if loop.name == "scf.while":   # the `do` region runs only when the condition holds
+            cond = self.val(_terminator(loop.regions[0]).operands[0])
+            guard = [cond] if cond is not None else []
         cands = []
         for x, r, init, y, _ in ints:
             # upper bounds from the constants of the value's own update (a ring counter's STAGES, a phase's 2)
@@ -408,7 +472,8 @@ class Encoder:
             cands.append((x, r, init, y, lambda t: t >= 0))
             for b in sorted({b for c in consts if c > 0 for b in (c, c + 1)}):  # t < c, t <= c (= t < c + 1)
                 cands.append((x, r, init, y, lambda t, b=b: t < b))
-        self.val(body.arguments[0])  # the induction variable and its bounds, before the step is checked
+        if loop.name == "scf.for":
+            self.val(body.arguments[0])  # the induction variable and its bounds, before the step is checked
         # Houdini: keep the candidates one iteration preserves (assuming all kept ones), to a fixpoint. Done
         # twice: after dropping those false at entry (what holds from the start), and without that (what
         # holds whenever the entry values satisfy them: the premise an enclosing loop's invariant supplies).
@@ -416,15 +481,63 @@ class Encoder:
         usable = [c for c in cands if init_terms[id(c)] is not None and self.val(c[3]) is not None]
         at_entry = self._prune(usable, [], lambda c: c[4](init_terms[id(c)]))
         for start in ([at_entry, usable] if len(at_entry) < len(usable) else [usable]):
-            live = self._houdini(start)
-            if live:
-                premise = z3.And([c[4](init_terms[id(c)]) for c in live])
-                self.facts.append(z3.Implies(premise, z3.And([c[4](c[0]) for c in live])))
-                self.facts.append(z3.Implies(premise, z3.And([c[4](c[1]) for c in live])))
+            live = self._houdini(start, guard)
+            self._assume(live, init_terms)
+            if start is usable and live:
+                # Per group of counters that only depend on each other (a ring index and its phase), the
+                # same with a premise on that group alone: an enclosing loop can then use one counter's
+                # bounds without proving every other carried value's at entry.
+                for group in self._groups(ints, guard):
+                    if len(group) < len(ints):
+                        self._assume(self._houdini([c for c in live if c[0] in group], guard), init_terms)
 
-    def _houdini(self, live):
+    def _assume(self, live, init_terms):
+        """Facts: the entry values satisfy the invariants `live` => the carried values and results do."""
+        if not live:
+            return
+        premise = z3.And([c[4](init_terms[id(c)]) for c in live])
+        self.facts.append(z3.Implies(premise, z3.And([c[4](c[0]) for c in live])))
+        outs = [c[4](c[1]) for c in live if c[1] is not None]
+        if outs:
+            self.facts.append(z3.Implies(premise, z3.And(outs)))
+
+    def _groups(self, ints, guard) -> list:
+        """Sets of carried variables closed under "its update reads": a carried value's next value reads the
+        variables in its yielded term and, through the result of an inner loop, everything that loop's
+        facts mention (its premise is over its entry values)."""
+        xs = {str(c[0]): c[0] for c in ints}
+        reads = {}
+        for x, _, _, y, _ in ints:
+            todo, seen = [self.val(y)] + list(guard), set()
+            found = set()
+            while todo:
+                t = todo.pop()
+                for v in _free(t):
+                    name = str(v)
+                    if name in seen:
+                        continue
+                    seen.add(name)
+                    if name in xs:
+                        found.add(name)
+                    elif self.kind.get(name) == "approx":   # an inner loop's result: what its facts read
+                        todo += [f for f in self.facts if any(str(w) == name for w in _free(f))]
+            reads[str(x)] = found
+        groups = []
+        for name in xs:
+            closed, todo = {name}, [name]
+            while todo:
+                for n in reads.get(todo.pop(), ()):
+                    if n not in closed:
+                        closed.add(n)
+                        todo.append(n)
+            group = {xs[n] for n in closed}
+            if group not in groups:
+                groups.append(group)
+        return groups
+
+    def _houdini(self, live, guard=()):
         while live:
-            kept = self._prune(live, [c[4](c[0]) for c in live], lambda c: c[4](self.val(c[3])))
+            kept = self._prune(live, [c[4](c[0]) for c in live] + list(guard), lambda c: c[4](self.val(c[3])))
             if len(kept) == len(live):
                 return live
             live = kept
@@ -433,9 +546,19 @@ class Encoder:
     def _constants_under(self, v, body, depth=0):
         """Integer constants in the expression tree of v (inside the loop body), for invariant candidates."""
         out = set()
-        if depth > 12 or isinstance(v, ir.BlockArgument):
+        if depth > 12:
+            return out
+        if isinstance(v, ir.BlockArgument):
+            parent = getattr(v.owner.region.owner, "operation", v.owner.region.owner)
+            if parent.name == "scf.while" and v.owner.region == parent.regions[1]:   # what scf.condition forwards
+                return self._constants_under(_terminator(parent.regions[0]).operands[1 + v.arg_number], body, depth + 1)
             return out
         op = getattr(v.owner, "operation", v.owner)
+        if op.name in ("scf.for", "scf.while"):   # a counter carried through an inner loop: its update there
+            k = v.result_number
+            inner = (_terminator(op.regions[0]).operands[k] if op.name == "scf.for"
+                     else _terminator(op.regions[0]).operands[1 + k])
+            return self._constants_under(inner, body, depth + 1)
         if op.name == "arith.constant":
             c = _const_int(self.val(v)) if self.is_int_type(v) else None
             if c is not None and 0 < c < (1 << 24):
@@ -486,6 +609,7 @@ class Encoder:
             s.pop()
 
     def _loop_result(self, loop, k, is_bool):
+        self._loop(loop)
         self._loop_vars(loop)
         return self.memo.get(loop.results[k]) or self._opaque(loop.results[k], "loop result", is_bool)
 
@@ -512,6 +636,10 @@ class Encoder:
                 c = self.val(parent.operands[0])
                 if c is not None:
                     conds.append(c if region == parent.regions[0] else z3.Not(c))
+            if parent.name == "scf.while" and cur.block.region == parent.regions[1]:
+                c = self.val(_terminator(parent.regions[0]).operands[0])
+                if c is not None:
+                    conds.append(c)
             if parent.name in ("tt.func", "builtin.module"):
                 break
             cur = parent

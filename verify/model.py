@@ -9,10 +9,14 @@ Read from the upstream bindings (generic form, Triton ops unregistered), one fun
 - `Site`: a `ttg.memdesc_index` with its index as a Z3 term, the bound it must respect, and (for TLX
   views) the logical index recovered from under the `tlx.index_rewrite` ops.
 - `Sub`: a descriptor derived from one selected buffer (reinterpret, slice, nested index): must stay inside it.
+- `Untracked`: a descriptor whose origin or footprint the model cannot follow (a function argument, an op
+  not in `DESC_OPS`, a loop-carried descriptor that changes between iterations, a reinterpret of a slice
+  it cannot place). The properties of the allocations it may reach are "cannot prove", never "proven".
 
 Index expressions are Z3 terms from `encode.Encoder`. Descriptor ops are handled by one function each
-in `DESC_OPS` (keyed by op name); a descriptor op not in the table is reported in the notes, and what it
-derives is not checked.
+in `DESC_OPS` (keyed by op name); descriptors are followed through `scf.for`, `scf.while`, `scf.if`,
+`arith.select` and `warp_specialize` captures. Every memdesc operand of every op is resolved, so a use
+whose descriptor cannot be followed is recorded, not skipped.
 """
 from __future__ import annotations
 
@@ -29,6 +33,12 @@ from .encode import INT_OPS, Encoder, _attr_int, _attr_ints, _attr_str, _width, 
 from tlx_alias.memdesc import SMEM, TMEM, MemDesc, parse_memdesc
 
 ALLOC_OPS = {"ttg.local_alloc": SMEM, "ttng.tmem_alloc": TMEM}
+# Ops that pass a descriptor on without touching memory (followed by `refs`).
+_FORWARDING = {"scf.for", "scf.while", "scf.if", "scf.yield", "scf.condition", "arith.select", "ttg.warp_specialize",
+               "ttg.warp_specialize.partitions", "ttg.warp_yield", "ttg.warp_return", "ttg.local_dealloc",
+               "ttng.tmem_dealloc"}
+# Ops that touch their memory operands only when their single i1 operand (`pred`) is true.
+from .execute import PREDICATED_OPS  # noqa: E402  (one list for the proof and the concrete runs)
 
 
 def _quiet_dialect_lookups(namespaces=("tt", "ttg", "ttng", "nvws", "nvg", "amdgpu", "proton", "gluon", "tlx")):
@@ -126,9 +136,13 @@ class View:
     alloc_id: str | None = None      # tlx.alloc
     no_tree: bool = False            # tlx.no_reuse_tree: its spec had no set_buffer_overlap
     backing: bool = False            # the Contract-2 backing allocation itself (not a user view)
-    whole_extent: int | None = None  # footprint when not exact
+    whole_extent: int | None = None  # footprint of one buffer (or of the view) when not exact
     sites: list = field(default_factory=list)
     origin: str = ""                 # how it was made: "alloc", "reinterpret", ...
+    pitch: int | None = None         # units between buffers when they are not back to back (inner-dim slices)
+    box: tuple | None = None         # inner-dim slice of each buffer of `root`: (anchor, offsets, shape)
+    root: "View | None" = None       # the view whose buffers this inner-dim slice cuts
+    used_whole: bool = False         # some op accesses the view as a whole (not through `.index`)
 
     @property
     def indexed(self) -> bool:
@@ -147,17 +161,23 @@ class View:
 
     @property
     def size(self) -> int:
-        """Units of one (logical) buffer."""
+        """Units of one (logical) buffer (not exact: the units that certainly contain it)."""
+        if self.pitch is not None:
+            return self.whole_extent if not self.exact else self.md.buffer_units
         if not self.exact:
             return self.whole_extent
         return self.md.buffer_units if (self.indexed or self.tlx) else self.md.size
 
     @property
     def extent(self) -> int:
+        if self.pitch is not None:
+            return self.pitch * (self.rank_buffers - 1) + self.size
         return self.whole_extent if not self.exact else self.md.size
 
     def lo(self, i):
         """Start (units, inside the allocation) of logical buffer i: a Z3 term for a Z3 i, an int for an int."""
+        if self.pitch is not None:
+            return self.offset + i * self.pitch
         if not self.exact:
             return self.offset + 0 * i
         if self.tlx:
@@ -179,6 +199,7 @@ class Site:
     logical: object = None           # TLX: the user's index under the tlx.index_rewrite ops
     logical_text: str = ""
     rewrite: object = None           # TLX: the rewrite ops as a term of LOGICAL_X (None: not separable)
+    predicated: bool = False         # cond includes the `pred` of the ops that use the buffer
 
 
 @dataclass(eq=False)
@@ -191,6 +212,18 @@ class Sub:
     src: str
     md: MemDesc
     exact: bool = True
+    parent: "Sub | None" = None      # the derived descriptor it was derived from (None: from the buffer)
+    box: tuple | None = None         # (anchor, offsets, shape): an inner-dim slice, in elements of the anchor
+    borrow: bool = False             # a reinterpret is on its way from the buffer: a new tenant of those bytes
+    accessed: bool = False           # some op reads or writes through it (not only derives others from it)
+    block: object = None             # the block of the op that made it
+
+    def ancestors(self):
+        out, cur = [], self.parent
+        while cur is not None:
+            out.append(cur)
+            cur = cur.parent
+        return out
 
 
 @dataclass
@@ -202,9 +235,20 @@ class Ref:
     md: MemDesc
     extent: int
     exact: bool = True
+    sub: Sub | None = None           # the Sub record of a derived descriptor
+    box: tuple | None = None         # see Sub.box
 
     def key(self):
-        return (id(self.view), id(self.site), str(self.rel), self.md.text)
+        return (id(self.view), id(self.site), str(self.rel), self.md.text, id(self.sub))
+
+
+@dataclass
+class Untracked:
+    """A descriptor the model cannot follow: `alloc` None means any allocation of `space` may be reached."""
+    reason: str
+    src: str
+    alloc: Alloc | None = None
+    space: str | None = None
 
 
 class ReuseTree:
@@ -247,6 +291,9 @@ class Kernel:
     notes: list
     tree: dict                       # spec id -> ReuseTree
     enc: Encoder
+    untracked: list = field(default_factory=list)
+    bad: list = field(default_factory=list)     # (source Ref, src, MemDesc, offsets): slices outside their source
+    func: object = None                          # the tt.func op (for bounded concrete runs: verify.execute)
 
 
 class ModelBuilder:
@@ -258,11 +305,14 @@ class ModelBuilder:
         self.allocs: list[Alloc] = []
         self.sites: list[Site] = []
         self.notes: list[str] = []
+        self.untracked: list[Untracked] = []
         self.trees: dict = {}
         self.memo: dict = {}
         self._views: dict = {}
-        self._subs: set = set()
+        self._subs: dict = {}
         self._types: dict = {}
+        self.bad: list = []            # (source Ref, op, MemDesc, offsets) of slices outside their source
+        self._sites: dict = {}
 
     # -- entry
     def build(self) -> Kernel:
@@ -279,12 +329,22 @@ class ModelBuilder:
                         self.trees.setdefault(spec, ReuseTree(json.loads(text)))
                     except (ValueError, AttributeError) as exc:
                         self.notes.append(f"unreadable tlx.overlap on {op.name}: {exc}")
-            for res in op.results:
-                if self.md(res) is not None:
-                    self.refs(res)
+            # every descriptor an op defines or uses: a use of one the model cannot follow is recorded
+            for v in list(op.results) + list(op.operands):
+                if self.md(v) is not None:
+                    self.refs(v)
+            if op.name not in DESC_OPS and op.name not in _FORWARDING:   # an access (load, store, mma ...)
+                for v in op.operands:
+                    if self.md(v) is not None:
+                        for r in self.refs(v):
+                            if r.site is None:
+                                r.view.used_whole = True
+                            if r.sub is not None:
+                                r.sub.accessed = True
         name = _attr_str(self.func, "sym_name") or "kernel"
         src = self.where(self.func)[1]
-        return Kernel(name, src or f"kernel {name}", self.allocs, self.sites, self.notes, self.trees, self.enc)
+        return Kernel(name, src or f"kernel {name}", self.allocs, self.sites, self.notes, self.trees, self.enc,
+                      self.untracked, self.bad, self.func)
 
     def md(self, value) -> MemDesc | None:
         text = str(value.type)
@@ -297,6 +357,14 @@ class ModelBuilder:
     def where(self, op):
         name, src = loc_info(op.location, self.path)
         return _attr_str(op, "tlx.name") or name, _attr_str(op, "tlx.src") or src
+
+    def untrack(self, reason, src, refs=(), md=None):
+        """Record a descriptor the model cannot follow: the allocations of `refs`, else every one of md's space."""
+        new = ([Untracked(reason, src, alloc) for alloc in dict.fromkeys(r.view.alloc for r in refs)] if refs
+               else [Untracked(reason, src, None, md.space if md is not None else None)])
+        for u in new:
+            if all((u.reason, u.src, u.alloc, u.space) != (w.reason, w.src, w.alloc, w.space) for w in self.untracked):
+                self.untracked.append(u)
 
     # -- what a descriptor value denotes (list of alternatives), memoized
     def refs(self, v) -> list:
@@ -312,6 +380,41 @@ class ModelBuilder:
         self.memo[v] = uniq
         return uniq
 
+    def _carried(self, v, loop, init_v, yielded_v):
+        """A loop-carried descriptor: its first value and whatever the loop yields, to a fixpoint (what the
+        loop body derives from it is resolved again each time the set grows: a ring buffer selected anew
+        each iteration, ping-pong descriptors)."""
+        refs = self.refs(init_v)
+        for _ in range(8):
+            self.memo[v] = refs
+            known = {r.key() for r in refs}
+            extra = [r for r in self.refs(yielded_v) if r.key() not in known]
+            if not extra:
+                return refs
+            refs = refs + extra
+            self._forget(loop, v)
+        self.untrack(f"a descriptor carried by the loop at {self.where(loop)[1] or '?'} takes more values than "
+                     "this checker follows", self.where(loop)[1], refs)
+        return refs
+
+    def _forget(self, loop, keep):
+        """Drop what was resolved inside a loop (it may depend on a carried descriptor that grew)."""
+        def drop(op):
+            for r in op.results:
+                self.memo.pop(r, None)
+            for region in op.regions:
+                for blk in region.blocks:
+                    for a in blk.arguments:
+                        if a != keep:
+                            self.memo.pop(a, None)
+            return ir.WalkResult.ADVANCE
+        for region in loop.regions:
+            for blk in region.blocks:
+                for op in blk.operations:
+                    getattr(op, "operation", op).walk(drop, ir.WalkOrder.PRE_ORDER)
+        for r in loop.results:
+            self.memo.pop(r, None)
+
     def _refs(self, v) -> list:
         if isinstance(v, ir.BlockArgument):
             block = v.owner
@@ -320,18 +423,18 @@ class ModelBuilder:
             if parent.name == ttg.WS_PARTITIONS:
                 return self.refs(ttg.capture_of(v))
             if parent.name == "scf.for" and k > 0:
-                init = self.refs(parent.operands[3 + k - 1])
-                self.memo[v] = init
-                yielded = self.refs(list(block.operations)[-1].operands[k - 1])
-                extra = [r for r in yielded if r.key() not in {i.key() for i in init}]
-                if extra:
-                    self.notes.append(f"a descriptor carried by the loop at {self.where(parent)[1]} changes "
-                                      "between iterations; uses inside the loop were checked for its first value")
-                return init + extra
-            if parent.name == "tt.func":
-                self.notes.append(f"a descriptor argument of function {_attr_str(parent, 'sym_name')} is not "
-                                  "tracked: indices into it are not checked")
-            return []  # scf.while arguments: not tracked
+                yielded = list(block.operations)[-1].operands[k - 1]
+                return self._carried(v, parent, parent.operands[3 + k - 1], yielded)
+            if parent.name == "scf.while":
+                before, after = parent.regions[0].blocks[0], parent.regions[1].blocks[0]
+                if block == before:
+                    return self._carried(v, parent, parent.operands[k], list(after.operations)[-1].operands[k])
+                return self.refs(list(before.operations)[-1].operands[1 + k])   # scf.condition's forwarded values
+            where = self.where(parent)[1]
+            what = (f"an argument of function {_attr_str(parent, 'sym_name')}" if parent.name == "tt.func"
+                    else f"a block argument of {parent.name}")
+            self.untrack(f"a descriptor that is {what} (its origin is not followed)", where, md=self.md(v))
+            return []
         op = getattr(v.owner, "operation", v.owner)
         name = op.name
         if name in ALLOC_OPS:
@@ -340,25 +443,27 @@ class ModelBuilder:
             k = v.result_number
             return self.refs(op.operands[3 + k]) + self.refs(
                 list(op.regions[0].blocks[0].operations)[-1].operands[k])
+        if name == "scf.while":
+            return self.refs(list(op.regions[0].blocks[0].operations)[-1].operands[1 + v.result_number])
         if name == "scf.if":
             out = []
             for region in op.regions:
                 for blk in region.blocks:
                     out += self.refs(list(blk.operations)[-1].operands[v.result_number])
             return out
-        srcs = self.refs(op.operands[0]) if len(op.operands) else []
+        if name == "arith.select":
+            return self.refs(op.operands[1]) + self.refs(op.operands[2])
+        if name == "ub.poison":
+            return []                            # no value: nothing can be accessed through it
         md = self.md(v)
-        if md is None:
-            return []
+        srcs = self.refs(op.operands[0]) if len(op.operands) and self.md(op.operands[0]) is not None else []
         handler = DESC_OPS.get(name)
         if handler is None:
-            if srcs:
-                self.notes.append(f"{name} at {self.where(op)[1] or '?'} makes a descriptor this checker does "
-                                  "not model; its uses are not checked")
+            self.untrack(f"{name} makes a descriptor this checker does not model", self.where(op)[1], srcs, md)
             return []
         return [r for src in srcs for r in handler(self, op, v, src, md) if r is not None]
 
-    # -- records
+# -- records
     def _new_alloc(self, op, v):
         md = self.md(v)
         name, src = self.where(op)
@@ -372,13 +477,13 @@ class ModelBuilder:
         view.backing = _attr_str(op, "tlx.backing") is not None
         return Ref(view, None, 0, md, md.size)
 
-    def _view(self, alloc, op, md, offset, exact, origin, name=None, src=None, whole=None):
-        key = (id(alloc), offset, md.text, exact, _attr_str(op, "tlx.view"), _attr_str(op, "tlx.alloc"))
+    def _view(self, alloc, op, md, offset, exact, origin, name=None, src=None, whole=None, pitch=None):
+        key = (id(alloc), offset, md.text, exact, pitch, _attr_str(op, "tlx.view"), _attr_str(op, "tlx.alloc"))
         if key in self._views:
             return self._views[key]
         n, s = self.where(op)
         view = View(alloc, md, offset, name or n or f"{alloc.name}.{origin}{len(alloc.views)}", src or s,
-                    exact, origin=origin, whole_extent=whole)
+                    exact, origin=origin, whole_extent=whole, pitch=pitch)
         tv = _attr_str(op, "tlx.view")
         if tv:
             try:
@@ -391,17 +496,25 @@ class ModelBuilder:
         self._views[key] = view
         return view
 
-    def _sub(self, ref: Ref, op, md, rel, extent, exact=True):
+    def _sub(self, ref: Ref, op, md, rel, extent, exact=True, box=None, borrow=False):
         name, src = self.where(op)
-        key = (id(ref.site), op, str(rel))
+        key = (id(ref.site), op, str(rel), id(ref.sub))
         if key not in self._subs:
-            self._subs.add(key)
-            ref.view.alloc.subs.append(Sub(ref.view, ref.site, rel, extent,
-                                           name or f"{ref.view.name}[i].{op.name.split('.')[-1]}", src, md,
-                                           exact and ref.exact))
-        return Ref(ref.view, ref.site, rel, md, extent, exact and ref.exact)
+            borrow = borrow or (ref.sub is not None and ref.sub.borrow)
+            sub = Sub(ref.view, ref.site, rel, extent, name or f"{ref.view.name}[i].{op.name.split('.')[-1]}", src,
+                      md, exact and ref.exact, ref.sub, box, borrow, block=op.block)
+            ref.view.alloc.subs.append(sub)
+            self._subs[key] = sub
+        sub = self._subs[key]
+        return Ref(ref.view, ref.site, rel, md, extent, exact and ref.exact, sub, box)
 
     def _site(self, ref: Ref, op, md, top: bool):
+        key = (op, ref.key(), top)
+        if key not in self._sites:
+            self._sites[key] = self._new_site(ref, op, md, top)
+        return self._sites[key]
+
+    def _new_site(self, ref: Ref, op, md, top: bool):
         idx_v, enc = op.operands[1], self.enc
         name, src = self.where(op)
         logical = text = rewrite = None
@@ -418,11 +531,31 @@ class ModelBuilder:
             if index is None:
                 index = enc._opaque(idx_v, "index", False)
             text = self._named_text(idx_v)
-        site = Site(ref.view, op, index, ref.md.shape[0], src, name or ref.view.name, top, enc.path_condition(op),
-                    text, logical, ltext, rewrite)
+        cond = enc.path_condition(op)
+        pred = self._use_predicate(op)
+        if pred is not None:
+            cond = z3.And(cond, pred)
+        site = Site(ref.view, op, index, ref.md.shape[0], src, name or ref.view.name, top, cond,
+                    text, logical, ltext, rewrite, pred is not None)
         ref.view.sites.append(site)
         self.sites.append(site)
         return site
+
+    def _use_predicate(self, op):
+        """When every use of the selected buffer is an op that runs only under its `pred` operand (an
+        mbarrier arrive/expect/wait, a TMA copy), the disjunction of those predicates; else None. A buffer
+        selected with an out-of-range index but only touched when the predicate is false is never accessed."""
+        preds = []
+        for use in op.results[0].uses:
+            user = getattr(use.owner, "operation", use.owner)
+            if user.name not in PREDICATED_OPS:
+                return None
+            flags = [a for a in user.operands if str(a.type) == "i1"]
+            term = self.enc.val(flags[0]) if len(flags) == 1 else None
+            if term is None:
+                return None
+            preds.append(term)
+        return z3.Or(preds) if preds else None
 
     def _named_text(self, v) -> str:
         """`i = iv@12 % 2`: the value's source name (if any) and its expression."""
@@ -485,53 +618,127 @@ def _rewrite_leaves(v, out, depth=0):
 # -- one handler per descriptor op: (builder, op, result value, source Ref, result MemDesc) -> [Ref]
 
 def _reinterpret(b, op, v, src: Ref, md):
+    if src.box is not None:   # the bytes of an inner-dim slice are not contiguous: where would this start?
+        b.untrack(f"a reinterpret of {src.md.short()}, a slice along an inner dimension, cannot be placed in "
+                  "memory by this checker", b.where(op)[1], [src])
+        return []
     if src.site is None:
         view = b._view(src.view.alloc, op, md, src.view.offset, src.view.exact, "reinterpret",
                        whole=src.view.whole_extent)
         return [Ref(view, None, 0, md, md.size)]
-    return [b._sub(src, op, md, src.rel, md.size)]
+    return [b._sub(src, op, md, src.rel, md.size, borrow=True)]
 
 
 def _index(b, op, v, src: Ref, md):
     if src.site is None:  # selects a buffer of the view (its whole footprint when not tracked exactly)
         site = b._site(src, op, md, top=True)
-        exact = src.view.exact
-        return [Ref(src.view, site, 0, md, md.size if exact else src.view.extent, exact)]
+        view = src.view
+        if view.root is not None:   # a buffer of an inner-dim slice: a box of the root view's buffer
+            root = view.root
+            ref = Ref(root, site, 0, root.md, root.md.buffer_units)
+            return [b._sub(ref, op, md, 0, root.md.buffer_units, False, view.box)]
+        return [Ref(view, site, 0, md, md.size if view.exact else view.size, view.exact)]
     site = b._site(src, op, md, top=False)
     rel = src.rel + site.index * src.md.buffer_units
     return [b._sub(src, op, md, rel, md.size)]
 
 
-def _shifted(b, op, src: Ref, md, off, exact):
-    """A descriptor at `off` units past `src` (exact) or somewhere inside it (not exact)."""
+def _shifted(b, op, src: Ref, md, off):
+    """A descriptor `off` units past the start of `src` (its bytes contiguous)."""
     if src.site is None:
-        if exact:
-            view = b._view(src.view.alloc, op, md, src.view.offset + off, src.view.exact, "slice",
-                           whole=src.view.whole_extent)
+        view = b._view(src.view.alloc, op, md, src.view.offset + off, src.view.exact, "slice",
+                       whole=src.view.whole_extent)
+        return [Ref(view, None, 0, md, md.size)]
+    return [b._sub(src, op, md, src.rel + off, md.size)]
+
+
+def _boxed(b, op, src: Ref, md, offs):
+    """An inner-dim slice: its elements are the box `offs` + shape of the source's, not one byte range.
+    Footprint: inside the source (P1 holds when the box is inside the source's shape); two boxes of one
+    source are compared element-wise (P8). A multi-buffer source keeps its buffers (dim 0 not cut)."""
+    if src.box is not None:
+        anchor, base, _ = src.box
+        offs = [x + y for x, y in zip(base, offs)] if len(base) == len(offs) else None
+    else:
+        anchor = ("buffer", id(src.view), str(src.rel), src.extent)
+    box = (anchor, tuple(offs), tuple(md.shape)) if offs is not None else None
+    if src.site is None:
+        multi = (src.view.exact and src.view.root is None and len(src.md.shape) >= 3 and offs is not None
+                 and offs[0] == 0 and md.shape[0] == src.md.shape[0])
+        if multi:   # each buffer keeps its place; inside it, a box
+            view = b._view(src.view.alloc, op, md, src.view.offset, False, "slice", whole=src.md.buffer_units,
+                           pitch=src.md.buffer_units)
+            view.root = src.view
+            view.box = (("buffer", id(src.view), "0", src.md.buffer_units), tuple(offs[1:]), tuple(md.shape[1:]))
         else:
             view = b._view(src.view.alloc, op, md, src.view.offset, False, "slice", whole=src.view.extent)
-        return [Ref(view, None, 0, md, md.size if exact else src.extent)]
-    return [b._sub(src, op, md, src.rel + off if exact else src.rel, md.size if exact else src.extent, exact)]
+        return [Ref(view, None, 0, md, view.extent, False, None, box if not multi else None)]
+    return [b._sub(src, op, md, src.rel, src.extent, False, box)]
 
 
-def _dim0_outermost(md) -> bool:
-    """Is dim 0 the slowest-varying dimension in memory (so rows of dim 0 are contiguous byte ranges)?"""
-    if len(md.shape) >= 3:      # multi-buffer dims sit outside the 2-D shared layout
-        return True
+def _slow_to_fast(md) -> list | None:
+    """Dims of a SMEM descriptor from the slowest-varying in memory to the fastest, when each row of every
+    dim is one contiguous byte range (None: the layout interleaves, e.g. an NVMMA tile wider than its swizzle)."""
+    rank = len(md.shape)
+    lead = list(range(rank - 2)) if rank >= 2 else []
+    if rank == 1:
+        return [0]
+    inner = [rank - 2, rank - 1]
     if "nvmma_shared" in md.encoding:
-        return "transposed = true" not in md.encoding
+        if "transposed = true" in md.encoding:
+            inner = inner[::-1]
+        m = re.search(r"swizzlingByteWidth\s*=\s*(\d+)", md.encoding)
+        width = int(m.group(1)) if m else 0
+        row_bytes = md.shape[inner[1]] * md.bits // 8
+        return lead + inner if 0 < width and row_bytes <= width else lead + [None]
     m = re.search(r"order\s*=\s*\[([\d,\s]*)\]", md.encoding)
-    return bool(m) and [int(x) for x in m.group(1).split(",")][-1] == 0
+    if not m:
+        return lead + [None]
+    order = [int(x) for x in m.group(1).split(",")]          # fastest first, over the last two dims
+    return lead + [rank - 2 + d for d in reversed(order[-2:])] if len(order) >= 2 else lead + [None]
 
 
 def _memdesc_subslice(b, op, v, src: Ref, md):
-    """Exact when it cuts along an outermost dim 0 only; otherwise somewhere inside the source."""
+    """Exact when the slice is one contiguous byte range of each buffer (cut along the slowest dim that
+    is not whole); otherwise a box of elements (see _boxed)."""
     offs = _attr_ints(op, "offsets") or []
-    if offs and all(o == 0 for o in offs):
-        return _shifted(b, op, src, md, 0, True)
-    if offs and all(o == 0 for o in offs[1:]) and len(src.md.shape) >= 2 and _dim0_outermost(src.md):
-        return _shifted(b, op, src, md, offs[0] * src.md.buffer_units, True)
-    return _shifted(b, op, src, md, 0, False)
+    shape, sshape = list(md.shape), list(src.md.shape)
+    if len(offs) != len(sshape) or len(shape) != len(sshape):
+        b.untrack(f"ttg.memdesc_subslice {offs} of {src.md.short()}: the slice cannot be read", b.where(op)[1], [src])
+        return []
+    if any(o < 0 or o + n > m for o, n, m in zip(offs, shape, sshape)):
+        bad = (src, b.where(op)[1], md, offs)
+        if all(bad[1:] != x[1:] or bad[0].key() != x[0].key() for x in b.bad):
+            b.bad.append(bad)
+        return []
+    cut = [d for d in range(len(sshape)) if offs[d] != 0 or shape[d] != sshape[d]]
+    if not cut:
+        return _shifted(b, op, src, md, 0)
+    order = _slow_to_fast(src.md)
+    if order and None not in order[: len(order)]:
+        pos = {d: k for k, d in enumerate(order)}
+        slowest = min(cut, key=pos.get)
+        faster_whole = all(pos[d] <= pos[slowest] or d not in cut for d in range(len(sshape)))
+        # contiguous: one cut dim, every faster dim whole, every slower dim of extent 1 in the slice
+        if len(cut) == 1 and faster_whole and all(shape[d] == 1 for d in range(len(sshape)) if pos[d] < pos[slowest]):
+            return _shifted(b, op, src, md, _linear(src.md, order, offs))
+        # a multi-buffer view cut along the slowest dim of each buffer: per-buffer contiguous at a pitch
+        if (src.site is None and len(sshape) >= 3 and cut == [slowest] and pos[slowest] == 1 and offs[0] == 0
+                and shape[0] == sshape[0]):
+            off = _linear(src.md, order, offs)
+            view = b._view(src.view.alloc, op, md, src.view.offset + off, src.view.exact, "slice",
+                           pitch=src.md.buffer_units)
+            return [Ref(view, None, 0, md, view.extent)]
+    return _boxed(b, op, src, md, offs)
+
+
+def _linear(md, order, offs) -> int:
+    """Units from the start of md to element `offs` for a layout laid out dim by dim in `order`."""
+    step, out = md.bits / 8, 0
+    for d in reversed(order):
+        out += offs[d] * step
+        step *= md.shape[d]
+    return int(out)
 
 
 def _tmem_subslice(b, op, v, src: Ref, md):
@@ -539,12 +746,12 @@ def _tmem_subslice(b, op, v, src: Ref, md):
     n = _attr_int(op, "N")
     if n is None and (_attr_int(op, "dim") or 1) == 1:
         n = _attr_int(op, "offset")
-    if n is None:  # a row slice, or an attribute this model does not know: somewhere inside the source
-        return _shifted(b, op, src, md, 0, False)
-    off = n * src.md.cols_per_element()
-    if off != int(off):
-        return _shifted(b, op, src, md, 0, False)
-    return _shifted(b, op, src, md, int(off), True)
+    off = None if n is None else n * src.md.cols_per_element()
+    if off is None or off != int(off):
+        b.untrack(f"ttng.tmem_subslice of {src.md.short()} ({op.attributes}) cannot be placed in columns",
+                  b.where(op)[1], [src])
+        return []
+    return _shifted(b, op, src, md, int(off))
 
 
 def _same_bytes(b, op, v, src: Ref, md):

@@ -33,6 +33,7 @@ import z3
 from tlx_alias.memdesc import SMEM, TMEM
 from tlx_alias import targets
 
+from . import execute
 from .encode import RLIMIT_KERNEL, RLIMIT_PROPERTY, _nary
 from .model import LOGICAL_X
 
@@ -52,6 +53,13 @@ FIX = {
           "`shared` group",
     "P5": "keep the index in [0, num): wrap it (`% num`) or reset the ring counter at num",
     "P6": "use fewer buffers or smaller tiles",
+    "P8": "give each part of a buffer its own columns/bytes (slice at disjoint offsets), or derive the smaller "
+          "view from the larger one if it is meant to reuse its memory",
+    "P3-tlx": "declare which views may share memory with `spec.set_buffer_overlap(reuse_group(...))`, or give "
+              "the views of a spec without a tree equal buffer sizes, so that buffer i of one covers only "
+              "buffer i of the others",
+    "untracked": "keep descriptors inside one kernel function and use the ops the checker models "
+                 "(index, slice, reinterpret, permute, reshape); or relax with TLX_ALIAS_PROOF=warn",
 }
 
 
@@ -220,8 +228,24 @@ def _user_views(alloc):
 
 # ---------------------------------------------------------------------------------------------- P1
 
+def untracked_of(kernel, alloc) -> list:
+    """The untracked descriptors (model.Untracked) that may reach this allocation."""
+    return [u for u in kernel.untracked
+            if u.alloc is alloc or (u.alloc is None and u.space in (None, alloc.space))]
+
+
+def _untracked_verdicts(prop, kernel, alloc, what) -> list:
+    return [Verdict(prop, alloc.name, UNKNOWN, what, f"{u.reason} ({u.src or '?'}): accesses through it are not "
+                    "modelled", u.src, FIX["untracked"]) for u in untracked_of(kernel, alloc)]
+
+
 def p1_inside(kernel, alloc, q: Query) -> list:
     out, checks, unit, i = [], [], alloc.unit, q.i
+    out += _untracked_verdicts("P1", kernel, alloc, f"every access to {alloc.name} is inside it")
+    for src, op_src, md, offs in [x for x in kernel.bad if x[0].view.alloc is alloc]:
+        out.append(Verdict("P1", alloc.name, VIOLATION, f"slice {md.short()} at {offs} inside {src.md.short()}",
+                           f"the slice {md.short()} at offsets {offs} ({op_src}) does not lie inside its source "
+                           f"{src.md.short()} ({src.view.name} at {src.view.src})", op_src, FIX["P1"]))
     for v in _user_views(alloc):
         what = f"{v.name} ({v.md.short()}) inside {alloc.name} ({alloc.size} {unit})"
         if v.offset < 0 or v.offset + v.extent > alloc.size:
@@ -325,20 +349,39 @@ def _stages(kernel, alloc, a, b, i, j):
         kind, _ = _relation(kernel, alloc, a, b)
         how = f"reuse tree: {kind}" if kind else "reuse tree"
         return i / a.tlx.group, j / b.tlx.group, f"logical groups i floordiv K ({how})"
-    # A spec without a reuse tree places every view at offset 0 with its natural stride (seed 000's
-    # "manual layout control"): its views relate like hand-aliased ones, in lock step.
+    # A spec without a reuse tree places every view at offset 0 with its natural stride: the user declared
+    # that buffer i of each view shares memory with buffer i of the others (TLX's tree-less spec, the legacy
+    # `reuse=`), which is how hand-aliased views relate too: in lock step.
     if not a.indexed and not a.tlx:
-        return None, None, f"{a.name} is used whole (never indexed)"
+        return None, None, (f"{a.name} is used whole (never indexed): it aliases every buffer of {b.name} by "
+                            "construction, there are no stages to tell apart (ordering in time is not checked)")
     if not b.indexed and not b.tlx:
-        return None, None, f"{b.name} is used whole (never indexed)"
+        return None, None, (f"{b.name} is used whole (never indexed): it aliases every buffer of {a.name} by "
+                            "construction, there are no stages to tell apart (ordering in time is not checked)")
     na, nb = a.num, b.num
-    if na == nb:
-        return i, j, "same index"
-    if na % nb == 0:
+    if na != nb and na % nb == 0:
         return i / (na // nb), j, f"{a.name}[i] belongs to stage i floordiv {na // nb}"
-    if nb % na == 0:
+    if na != nb and nb % na == 0:
         return i, j / (nb // na), f"{b.name}[j] belongs to stage j floordiv {nb // na}"
-    return None, None, f"buffer counts {na} and {nb} do not divide: no stage correspondence"
+    return i, j, "same index"
+
+
+def _used(view, var, ctx):
+    """`var` is one of the constant indices the view is used at (logical indices for TLX views), or None
+    when some use selects a runtime index, or the view is also used as a whole: then every buffer counts.
+    (Runtime indices of two uses share the kernel's variables although they run at different times, so
+    they are not used to restrict the pair.)"""
+    if view.used_whole or not view.sites:
+        return None
+    values = set()
+    for s in view.sites:
+        if not s.top:
+            continue
+        term = s.logical if view.tlx else s.index
+        if term is None or not z3.is_int_value(term):
+            return None
+        values.add(term.as_long())
+    return _nary(z3.Z3_mk_or, [var == c for c in sorted(values)], ctx) if values else None
 
 
 def _pairs(alloc):
@@ -347,17 +390,23 @@ def _pairs(alloc):
 
 
 def p3_cross(kernel, alloc, q: Query) -> list:
+    out = _untracked_verdicts("P3", kernel, alloc, f"accesses to {alloc.name} do not overlap live buffers")
     if len(_user_views(alloc)) < 2:
-        return [Verdict("P3", alloc.name, NA, "two views disjoint across stages",
-                        "one view of this allocation: nothing else aliases it at the allocation level")]
-    out, checks, i, j = [], [], q.i, q.j
+        return out + [Verdict("P3", alloc.name, NA, "two views disjoint across stages",
+                              "one view of this allocation: nothing else aliases it at the allocation level")]
+    checks, i, j, ctx = [], q.i, q.j, q.enc.ctx
     for a, b in _pairs(alloc):
         sa, sb, how = _stages(kernel, alloc, a, b, i, j)
         what = f"{a.name}[i] / {b.name}[j] disjoint across stages"
         if sa is None:
             out.append(Verdict("P3", alloc.name, NA, what, how))
             continue
-        checks.append(_pair_check("P3", alloc, a, b, q, f"{what} ({how})", sa != sb, "different stages"))
+        # only index pairs the kernel can select (a view used at one index meets one buffer of the other)
+        used = [u for u in (_used(a, i, ctx), _used(b, j, ctx)) if u is not None]
+        treeless = a.no_tree and b.no_tree
+        fix = FIX["P3-tlx"] if treeless else FIX["P3"]
+        checks.append(_pair_check("P3", alloc, a, b, q, f"{what} ({how})", z3.And(sa != sb, *used),
+                                  "different stages", fix=fix))
     return out + [Batch("P3", alloc, checks)]
 
 
@@ -375,7 +424,7 @@ def p4_distinct(kernel, alloc, q: Query) -> list:
     return [Batch("P4", alloc, checks)]
 
 
-def _pair_check(prop, alloc, a, b, q, what, when_cons, when, src=""):
+def _pair_check(prop, alloc, a, b, q, what, when_cons, when, src="", fix=None):
     i, j, unit = q.i, q.j, alloc.unit
     la, lb = q.lo(a, i), q.lo(b, j)
 
@@ -388,11 +437,81 @@ def _pair_check(prop, alloc, a, b, q, what, when_cons, when, src=""):
         exact = a.exact and b.exact
         if not exact:
             detail += " (a footprint is over-approximated: not tracked exactly)"
-        return Verdict(prop, alloc.name, VIOLATION if exact else UNKNOWN, what, detail, b.src or a.src, FIX[prop],
+        return Verdict(prop, alloc.name, VIOLATION if exact else UNKNOWN, what, detail, b.src or a.src, fix or FIX[prop],
                        data={"views": [a.name, b.name], "indices": [ii, jj],
                              "ranges": [[sa, sa + a.size], [sb, sb + b.size]]})
     return Check(what, [i >= 0, i < a.num, j >= 0, j < b.num, when_cons,
                         _overlap(la, la + a.size, lb, lb + b.size)], explain, b.src or a.src)
+
+
+# ---------------------------------------------------------------------------------------------- P8
+
+def _box_overlap(a, b) -> bool:
+    return all(oa < ob + nb and ob < oa + na for oa, na, ob, nb in zip(a[1], a[2], b[1], b[2]))
+
+
+def _related(a, b) -> bool:
+    """One derived from the other, or from a view equal to the other (same box, or same exact range)."""
+    def same(x, y):   # the same borrow made again elsewhere (a helper called in two partitions)
+        if x is y:
+            return True
+        if x.src != y.src or x.block == y.block:   # two borrows made side by side are two tenants
+            return False
+        if x.box is not None or y.box is not None:
+            return x.box is not None and y.box is not None and x.box == y.box
+        return x.exact and y.exact and str(x.rel) == str(y.rel) and x.extent == y.extent
+    return any(same(x, b) for x in [a] + a.ancestors()) or any(same(a, y) for y in b.ancestors())
+
+
+def p8_borrows(kernel, alloc, q: Query) -> list:
+    """Borrows of one buffer (descriptors with a reinterpret on their way from it: the attention tutorial's
+    P, alpha, l, m borrowed from S) that are read or written through are equal, derived one from the other,
+    or disjoint: two borrows that
+    partly overlap hold two live values in one place (an alpha column inside P, l on m's column). Plain
+    slices of the buffer (same type: S read in halves) are the buffer's own value and may lie under a
+    borrow, as S lies under the P computed from it."""
+    subs = [s for s in alloc.subs if s.site is not None and s.borrow and s.accessed]
+    checks, out, ctx, unit = [], [], q.enc.ctx, alloc.unit
+    inner = q.inner(kernel)
+    for x in range(len(subs)):
+        for y in range(x + 1, len(subs)):
+            a, b = subs[x], subs[y]
+            if a.view is not b.view or _related(a, b):
+                continue
+            what = f"{a.name} / {b.name}: borrows of one {a.view.name} buffer disjoint or nested"
+            same_buffer = [a.site.cond, b.site.cond, a.site.index == b.site.index, *inner]
+            if a.box is not None and b.box is not None and a.box[0] == b.box[0]:
+                if not _box_overlap(a.box, b.box):
+                    continue
+
+                def explain(m, a=a, b=b, what=what):
+                    return Verdict("P8", alloc.name, VIOLATION, what,
+                                   f"{a.name} (elements {list(a.box[1])} + {list(a.box[2])}, {a.src}) overlaps "
+                                   f"{b.name} (elements {list(b.box[1])} + {list(b.box[2])}, {b.src}) in "
+                                   f"{a.view.name}[{_ev(m, a.site.index)}], and neither is derived from the other",
+                                   b.src, FIX["P8"])
+                checks.append(Check(what, same_buffer, explain, b.src))
+                continue
+            ra = a.rel if z3.is_expr(a.rel) else z3.IntVal(a.rel, ctx)
+            rb = b.rel if z3.is_expr(b.rel) else z3.IntVal(b.rel, ctx)
+            cons = same_buffer + [_overlap(ra, ra + a.extent, rb, rb + b.extent)]
+
+            def explain(m, a=a, b=b, ra=ra, rb=rb, what=what):
+                sa, sb = _ev(m, ra), _ev(m, rb)
+                exact = a.exact and b.exact
+                return Verdict("P8", alloc.name, VIOLATION if exact else UNKNOWN, what,
+                               f"{a.name} {_rng(sa, sa + a.extent, unit)} ({a.src}) overlaps {b.name} "
+                               f"{_rng(sb, sb + b.extent, unit)} ({b.src}) of {a.view.name}"
+                               f"[{_ev(m, a.site.index)}], and neither is derived from the other"
+                               + ("" if exact else " (a footprint is only bounded: a slice along an inner dimension)"),
+                               b.src, FIX["P8"], data={"views": [a.name, b.name],
+                                                       "ranges": [[sa, sa + a.extent], [sb, sb + b.extent]]})
+            checks.append(Check(what, cons, explain, b.src))
+    if not checks and not out:
+        return [Verdict("P8", alloc.name, NA if len(subs) < 2 else PROVEN,
+                        "borrows of one buffer disjoint or nested",
+                        "fewer than two borrows (reinterprets) of one buffer" if len(subs) < 2 else "")]
+    return out + [Batch("P8", alloc, checks)]
 
 
 # ---------------------------------------------------------------------------------------------- P5
@@ -437,6 +556,13 @@ def _p5_range(kernel, alloc, q, s, term, n, text, kind, what, m):
     if always == "unsat":
         return Verdict("P5", alloc.name, VIOLATION, what,
                        detail + "; it is out of range on every execution that reaches it", s.src, FIX["P5"], data=data)
+    run = _witness(kernel, q, s, m) if term is s.index else None
+    if run is not None:
+        args, seen, value = run
+        return Verdict("P5", alloc.name, VIOLATION, what,
+                       f"{kind} {text} = {value} at {s.src} (must be in [0, {n})) on a run with {args}: "
+                       f"{execute.describe(seen, {})}", s.src, FIX["P5"],
+                       data={"index": value, "bound": n, "run": args})
     why = "; ".join(sorted({enc.why[a] for a in approx}))
     return Verdict("P5", alloc.name, UNKNOWN, what,
                    detail + f"; depends on values this checker only approximates: {why}", s.src, FIX["P5"], data=data)
@@ -484,6 +610,34 @@ def _p5_rewrite(s, tlx, q, what):
     if key is not None:
         q.lemmas[key] = out
     return out
+
+
+def _witness(kernel, q, s, m):
+    """(kernel arguments, Seen, index) of a bounded concrete run on which site s's index leaves [0, bound):
+    arguments from the counterexample, then larger ones (loop trip counts), program 0 of 1."""
+    if kernel.func is None:
+        return None
+    runs = q._lo.setdefault(("runs", kernel.name), {})
+    args_v = list(kernel.func.regions[0].blocks[0].arguments)
+    from_model = {}
+    for k, a in enumerate(args_v):
+        t = kernel.enc.memo.get(a)
+        if t is not None and z3.is_int(t):
+            from_model[k] = _ev(m, t)
+    tries = [from_model] + [{k: big for k in from_model} for big in (16, 64)]
+    watch = {x.op: [x.op.operands[1]] for x in kernel.sites if not x.view.tlx}
+    for args in tries:
+        key = tuple(sorted(args.items()))
+        if key not in runs:
+            runs[key] = execute.Run(kernel.func, args, watch=watch, path=kernel.enc.path).go(kernel.func)
+        for seen in runs[key].seen.get(s.op, []):
+            value = seen.values.get(s.op.operands[1])
+            touched = not s.predicated or any(p is True for p in seen.preds)
+            if value is not None and not 0 <= value < s.bound and touched:
+                names = {k: execute.loc_info(args_v[k].location, kernel.enc.path)[0] or f"arg{k}" for k in args}
+                text = ", ".join(f"{names[k]} = {v}" for k, v in sorted(args.items())) or "no integer arguments"
+                return text + ", program 0 of 1", seen, value
+    return None
 
 
 def _model_text(m, terms, enc):
@@ -560,4 +714,4 @@ def p6_capacity(kernel, capability: int | None) -> list:
     return out
 
 
-PER_ALLOC = (p1_inside, p2_self, p3_cross, p4_distinct, p5_index)
+PER_ALLOC = (p1_inside, p2_self, p3_cross, p4_distinct, p5_index, p8_borrows)

@@ -55,9 +55,20 @@ class Report:
         return [v for v in self.verdicts if v.status == UNKNOWN]
 
     @property
+    def blocking(self):
+        """The "cannot prove" verdicts that fail a compile by default: all but capacity (P6), which
+        Triton's allocator may still resolve by liveness (see `tlx_alias.verify.enforce`)."""
+        return [v for v in self.unknowns if v.prop != "P6"]
+
+    @property
     def ok(self) -> bool:
-        """No violation (checks the solver could not settle are warnings)."""
+        """No violation ("cannot prove" is reported apart: `unknowns`, `blocking`, `proven`)."""
         return not self.violations
+
+    @property
+    def proven(self) -> bool:
+        """Every check settled and none violated: what "SAFE" means."""
+        return not self.violations and not self.unknowns
 
     def grouped(self):
         """[(alloc, prop, status, [verdicts])] in first-seen order: one entry per allocation and property."""
@@ -93,7 +104,7 @@ class Report:
     def summary(self) -> str:
         groups = self.grouped()
         count = {s: sum(g[2] == s for g in groups) for s in (PROVEN, VIOLATION, UNKNOWN, NA)}
-        verdict = "VIOLATION" if count[VIOLATION] else ("SAFE (with warnings)" if count[UNKNOWN] else "SAFE")
+        verdict = "VIOLATION" if count[VIOLATION] else ("CANNOT PROVE" if count[UNKNOWN] else "SAFE")
         n_alloc = len({m.name for m in self.maps})
         return (f"summary: {n_alloc} allocation{'s' * (n_alloc != 1)}, {len(groups)} verdicts: {count[PROVEN]} proven, "
                 f"{count[VIOLATION]} violated, {count[UNKNOWN]} cannot prove, {count[NA]} n/a -> {verdict} "

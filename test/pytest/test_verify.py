@@ -303,13 +303,34 @@ def test_p5_unknown_op_is_cannot_prove_but_constant_out_of_range_is_a_violation(
     ('%x1 = "arith.addi"(%x, %c1) : (i32, i32) -> i32\n'
      '%eq = "arith.cmpi"(%x1, %c3) <{predicate = 0 : i64}> : (i32, i32) -> i1\n'
      '%next = "arith.select"(%eq, %c0, %x1) : (i1, i32, i32) -> i32', PROVEN),
-    # wraps one too late: x reaches 3 (only approximated through the loop: cannot prove, not a violation)
+    # wraps one too late: the invariants cannot bound x, a bounded concrete run reaches x = 3: a violation
+    # with the iteration and the counter value
     ('%x1 = "arith.addi"(%x, %c1) : (i32, i32) -> i32\n%c4 = "arith.constant"() <{value = 4 : i32}> : () -> i32\n'
-     '%next = "arith.remsi"(%x1, %c4) : (i32, i32) -> i32', UNKNOWN),
+     '%next = "arith.remsi"(%x1, %c4) : (i32, i32) -> i32', VIOLATION),
+    # x ^= 1 toggles between 0 and 1 (integer xori)
+    ('%next = "arith.xori"(%x, %c1) : (i32, i32) -> i32', PROVEN),
 ])
 def test_p5_carried_ring_counter(update, expect):
     r = prove(kernel(RING + "\n" + loop(index_ring("%x") + "\n" + update, carried=True)))
     assert status(r, "P5") == expect, r.text()
+    if expect == VIOLATION:
+        (v,) = bad(r, "P5")
+        assert "= 3 at g.py:9 (must be in [0, 3)) on a run with" in v.detail
+        assert "iteration 3 of the loop at" in v.detail and "iter_arg 0 = 3" in v.detail
+
+
+def test_p5_index_touched_only_under_its_predicate():
+    """`(i - 1) % 3` is -1 at i = 0, but the barrier is only arrived on when i >= 1 (pred): proven;
+    with pred i >= 0 it is a violation at i = 0."""
+    bars = f'%bars = "ttg.local_alloc"() : () -> {S("3x1", "i64")} loc("bars"("g.py":2:1))'
+    for cmp, expect in ((5, PROVEN), (9, VIOLATION)):   # sge 1 / uge 0 (always true)
+        body = loop('%im1 = "arith.subi"(%iv, %c1) : (i32, i32) -> i32\n'
+                    '%j = "arith.remsi"(%im1, %c3) : (i32, i32) -> i32\n'
+                    f'%b = "ttg.memdesc_index"(%bars, %j) : ({S("3x1", "i64")}, i32) -> {S("1", "i64")} loc("g.py":7:1)\n'
+                    f'%p = "arith.cmpi"(%iv, {"%c1" if cmp == 5 else "%c0"}) <{{predicate = {cmp} : i64}}> : (i32, i32) -> i1\n'
+                    f'"ttng.arrive_barrier"(%b, %p) <{{count = 1 : i32}}> : ({S("1", "i64")}, i1) -> ()')
+        r = prove(kernel(bars + "\n" + body))
+        assert status(r, "P5") == expect, r.text()
 
 
 def test_p1_reinterpret_larger_than_the_allocation():
@@ -324,7 +345,7 @@ def test_whole_tile_alias_has_no_stage_relation():
             + "\n" + loop('%i = "arith.remsi"(%iv, %c3) : (i32, i32) -> i32\n' + index_ring("%i")))
     r = prove(kernel(body))
     assert r.ok and status(r, "P3") == NA
-    assert [v.detail for v in r.verdicts if v.prop == "P3"] == ["c is used whole (never indexed)"]
+    assert [v.detail.split(":")[0] for v in r.verdicts if v.prop == "P3"] == ["c is used whole (never indexed)"]
 
 
 def test_p3_lockstep_views_of_different_widths():
@@ -393,12 +414,32 @@ def test_enforce_modes(monkeypatch):
                      args=("%n: i32", "%p: !tt.ptr<i32>"))
     loaded = _module(unknown)
     with loaded.context:
-        monkeypatch.setenv("TLX_ALIAS_PROOF", "error")
+        # fail closed: an index the proof cannot bound stops the compile, naming the knob that relaxes it
+        for mode in ("error", "strict"):
+            monkeypatch.setenv("TLX_ALIAS_PROOF", mode)
+            with pytest.raises(TlxAliasError, match="P5") as err:
+                enforce(loaded.module, "cuda:100", loaded.aliases)
+            assert "cannot prove" in str(err.value) and "result of tt.load" in str(err.value)
+            assert "TLX_ALIAS_PROOF=warn" in err.value.fix
+        monkeypatch.setenv("TLX_ALIAS_PROOF", "warn")
         with pytest.warns(TlxAliasWarning, match="cannot prove"):
             assert enforce(loaded.module, "cuda:100", loaded.aliases).ok
+
+
+def test_enforce_capacity_sum_is_a_warning_by_default(monkeypatch):
+    """The sum of a kernel's allocations over the limit (P6 "(all)") may be fine once Triton's allocator
+    reuses dead allocations: a warning under the default mode, an error under strict."""
+    ty = lambda n: f"!ttg.memdesc<{n}x1024xi8, #ttg.swizzled_shared<{{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}}>, #ttg.shared_memory, mutable>"  # noqa: E731
+    body = "\n".join(f'%a{k} = "ttg.local_alloc"() : () -> {ty(120)} loc("a{k}"("g.py":{k + 1}:1))' for k in range(2))
+    loaded = _module(kernel(body))
+    with loaded.context:
+        monkeypatch.setenv("TLX_ALIAS_PROOF", "error")
+        with pytest.warns(TlxAliasWarning, match="P6"):
+            report = enforce(loaded.module, "cuda:90", loaded.aliases)
+        assert report.unknowns and not report.blocking and not report.proven
         monkeypatch.setenv("TLX_ALIAS_PROOF", "strict")
-        with pytest.raises(TlxAliasError, match="P5"):
-            enforce(loaded.module, "cuda:100", loaded.aliases)
+        with pytest.raises(TlxAliasError, match="P6"):
+            enforce(loaded.module, "cuda:90", loaded.aliases)
 
 
 def test_timing_table_runs_and_every_module_is_safe(capsys):
@@ -489,4 +530,5 @@ def test_smem_subslice_after_index(offsets, result, expect):
     r = prove(kernel(body))
     assert status(r, "P1") == expect, r.text()
     if expect == VIOLATION:
-        assert "half spans bytes [16384, 24576) of its buffer" in bad(r, "P1")[0].detail
+        assert "the slice 64x64xf16 at offsets [128, 0] (g.py:4) does not lie inside its source 128x64xf16" in \
+            bad(r, "P1")[0].detail

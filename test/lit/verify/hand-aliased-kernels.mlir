@@ -11,21 +11,23 @@
 // BORROW-NEXT:    P2 s_tmem: proven: s_tmem[i] / s_tmem[j] disjoint for i != j (2 buffers)
 // BORROW-NEXT:    P3 s_tmem: n/a: one view of this allocation
 // BORROW-NEXT:    P4 s_tmem: n/a: no `distinct` reuse group declared
-// BORROW-NEXT:    P5 s_tmem: proven: s: index s = iv@{{[0-9]+}} % 2 in [0, 2) at make_inputs.py:36
+// BORROW-NEXT:    P5 s_tmem: proven: s: index s = iv@{{[0-9]+}} % 2 in [0, 2) at make_inputs.py:37
 // BORROW-NEXT:    P6 s_tmem: proven: s_tmem: 256 of 512 cols
-// BORROW-NEXT:  summary: 1 allocation, 6 verdicts: 4 proven, 0 violated, 0 cannot prove, 2 n/a -> SAFE (
+// BORROW-NEXT:    P8 s_tmem: proven: p / alpha: borrows of one s_tmem buffer disjoint or nested
+// BORROW-NEXT:  summary: 1 allocation, 7 verdicts: 5 proven, 0 violated, 0 cannot prove, 2 n/a -> SAFE (
 
 // The tutorial's helpers (_borrow_s_as_p / _borrow_s_as_alpha) inside a persistent loop nest whose ring
 // counter (index, phase) is carried through both loops: P5 needs the inductive invariant of each loop.
 // RUN: %PYTHON -m tlx_alias.verify.cli %t/fa_tutorial_borrow_ok.ttgir --map | FileCheck %s --check-prefix=TUT
 // TUT:       P1 s_tmem: proven: 6 checks
-// TUT:       P5 s_tmem: proven: s: index {{.*}} in [0, 2) at make_inputs.py:165
+// TUT:       P5 s_tmem: proven: s: index {{.*}} in [0, 2) at make_inputs.py:167
+// TUT:       P8 s_tmem: proven: 3 checks
 // TUT:       -> SAFE (
-// TUT-LABEL: s_tmem: TMEM, 256 cols (make_inputs.py:156; kernel fa_tutorial_borrow)
+// TUT-LABEL: s_tmem: TMEM, 256 cols (make_inputs.py:158; kernel fa_tutorial_borrow)
 // TUT:       s_tmem |[0=============================={{\[}}1==============================|
-// TUT:       p: 128x128xbf16 at +0 in each s_tmem[i], make_inputs.py:142: [0]=0..64 [1]=128..192
-// TUT:       alpha: 128x1xf32 at +64 in each s_tmem[i], make_inputs.py:150: [0]=64..65 [1]=192..193
-// TUT:       m_i: 128x1xf32 at +65 in each s_tmem[i], make_inputs.py:150: [0]=65..66 [1]=193..194
+// TUT:       p: 128x128xbf16 at +0 in each s_tmem[i], make_inputs.py:144: [0]=0..64 [1]=128..192
+// TUT:       alpha: 128x1xf32 at +64 in each s_tmem[i], make_inputs.py:152: [0]=64..65 [1]=192..193
+// TUT:       m_i: 128x1xf32 at +65 in each s_tmem[i], make_inputs.py:152: [0]=65..66 [1]=193..194
 
 // Warp-specialized: the ring is captured into the partitions; both partitions' indices are checked.
 // RUN: %PYTHON -m tlx_alias.verify.cli %t/ws_ring_ok.ttgir | FileCheck %s --check-prefix=WS

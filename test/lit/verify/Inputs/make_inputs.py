@@ -21,27 +21,29 @@ from tlx_alias import _triton as compat
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-# --- Blackwell: S (fp32) borrowed as P (bf16, col_stride 2) and alpha, per buffer (tutorial style) ---------
+# --- Blackwell: S (fp32) borrowed as P (bf16, col_stride 2: one column each, in the first half of S's
+# columns) and alpha (S's last column), per buffer (tutorial style): P and alpha are disjoint ---------------
 @gluon.jit
 def fa_borrow_ok(x_ptr, n_iter, NUM: gl.constexpr, BM: gl.constexpr, BN: gl.constexpr):
     s_layout: gl.constexpr = TensorMemoryLayout((BM, BN), col_stride=1)
-    p_layout: gl.constexpr = TensorMemoryLayout((BM, BN), col_stride=2)
+    p_layout: gl.constexpr = TensorMemoryLayout((BM, BN // 2), col_stride=2)
     a_layout: gl.constexpr = TensorMemoryLayout((BM, 1), col_stride=1)
     s_tmem = allocate_tensor_memory(gl.float32, [NUM, BM, BN], s_layout)
     s_reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [BM, BN], s_layout, 4)
-    p_reg: gl.constexpr = compat.tmem_reg_layout(gl.bfloat16, [BM, BN], p_layout, 4)
+    p_reg: gl.constexpr = compat.tmem_reg_layout(gl.bfloat16, [BM, BN // 2], p_layout, 4)
     a_reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [BM, 1], a_layout, 4)
     acc = gl.zeros([BM, BN], gl.float32, s_reg)
     for k in range(n_iter):
         s = s_tmem.index(k % NUM)
         s.store(acc)
-        v = s.load(s_reg)
-        p = compat.reinterpret(s, gl.bfloat16, [BM, BN], p_layout)
-        p.store(v.to(gl.bfloat16))
+        v = gl.sum(s.load(s_reg), axis=1)
+        p = compat.reinterpret(s, gl.bfloat16, [BM, BN // 2], p_layout)
+        p.store(gl.full([BM, BN // 2], 1.0, gl.bfloat16, p_reg))
         alpha = compat.reinterpret(s, gl.float32, [BM, BN], a_layout).slice(BN - 1, 1)
-        alpha.store(gl.zeros([BM, 1], gl.float32, a_reg))
-        acc += p.load(p_reg).to(gl.float32)
-        acc = acc * gl.convert_layout(alpha.load(a_reg), s_reg)
+        alpha.store(gl.convert_layout(v[:, None], a_reg))
+        pv = gl.convert_layout(gl.sum(p.load(p_reg).to(gl.float32), axis=1)[:, None], a_reg)
+        w = gl.sum(pv * alpha.load(a_reg), axis=1)
+        acc += gl.convert_layout(w, gl.SliceLayout(1, s_reg))[:, None]
     offs = gl.arange(0, BN, layout=gl.SliceLayout(0, s_reg))
     gl.store(x_ptr + offs, gl.sum(acc, axis=0))
 
@@ -274,6 +276,7 @@ TLX_CASES = {
 # Triton releases that reject a kernel themselves, with their diagnostic: 3.8's memdesc_reinterpret keeps the
 # exact size (no tile smaller than the ring it borrows); 3.8 and 3.9 refuse a view larger than its source.
 REJECTED = {
+    "fa_borrow_ok": {(3, 8): "same logical storage size"},
     "gemm_epilogue_ok": {(3, 8): "same logical storage size"},
     "gemm_epilogue_overflow_bad": {(3, 8): "same logical storage size", (3, 9): "exceeds the source view"},
     "fa_packed_p_bad": {(3, 8): "same logical storage size"},

@@ -6,4 +6,4 @@
 
 // Ring index wraps at STAGES + 1 (P5), counterexample with the loop variable.
 // RUN: not %PYTHON -m tlx_alias.verify.cli %t/ring_wrap_bad.ttgir | FileCheck %s --check-prefix=WRAP
-// WRAP: P5 a_ring: VIOLATION: index a = iv@[[L:[0-9]+]] % 4 = 3 at make_inputs.py:102 (must be in [0, 3)) with iv@[[L]] = 3 (induction variable of the loop at make_inputs.py:101)
+// WRAP: P5 a_ring: VIOLATION: index a = iv@[[L:[0-9]+]] % 4 = 3 at make_inputs.py:104 (must be in [0, 3)) with iv@[[L]] = 3 (induction variable of the loop at make_inputs.py:103)

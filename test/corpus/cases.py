@@ -1,0 +1,120 @@
+"""The corpus: kernel x config, compiled at test time with the installed Triton, and what the proof must say.
+
+`CASES[name] = (kernel, signature, constexprs, capability, expect)`; expect None: proven (no violation, no
+"cannot prove"); else (property, text the counterexample must contain). `python test/corpus/cases.py`
+prints the table (verdict, cannot-prove count, proof time) that README "The safety proof" shows.
+"""
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import sys
+import time
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.experimental.gluon._runtime import GluonASTSource
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernels as K  # noqa: E402
+
+_I = {"x_ptr": "*fp32", "n_tiles": "i32", "k_steps": "i32"}
+CASES = {
+    "ring N=3 (persistent nest)": (K.ring_kernel, _I, {"N": 3, "WRAP": 3, "B": 32}, 90, None),
+    "ring N=4 wraps at 5": (K.ring_kernel, _I, {"N": 4, "WRAP": 5, "B": 32}, 90,
+                            ("P5", "must be in [0, 4)) on a run with")),
+    "toggle idx ^= 1": (K.toggle_kernel, {"x_ptr": "*fp32", "k_steps": "i32"}, {"STEP": 0, "B": 32}, 90, None),
+    "toggle writes idx + 1": (K.toggle_kernel, {"x_ptr": "*fp32", "k_steps": "i32"}, {"STEP": 1, "B": 32}, 90,
+                              ("P5", "must be in [0, 2)) on a run with")),
+    "rollover ws N=3": (K.rollover_ws_kernel, _I, {"N": 3, "ROLL": 3, "B": 32}, 100, None),
+    "rollover ws N=4": (K.rollover_ws_kernel, _I, {"N": 4, "ROLL": 4, "B": 32}, 100, None),
+    "rollover ws N=3 wraps at 4": (K.rollover_ws_kernel, _I, {"N": 3, "ROLL": 4, "B": 32}, 100,
+                                   ("P5", "must be in [0, 3)) on a run with")),
+    "pred (i-1)%2 under i>=1": (K.pred_kernel, {"x_ptr": "*fp32", "n": "i32"},
+                                {"N": 2, "LAG": 1, "FROM": 1, "B": 32}, 90, None),
+    "pred arrives at i>=0": (K.pred_kernel, {"x_ptr": "*fp32", "n": "i32"}, {"N": 2, "LAG": 1, "FROM": 0, "B": 32},
+                             90, ("P5", "= -1")),
+    "while ring N=3": (K.while_kernel, {"x_ptr": "*fp32", "tile_ids": "*i32", "n": "i32"},
+                       {"N": 3, "ROLL": 3, "B": 32}, 90, None),
+    "while ring wraps at 4": (K.while_kernel, {"x_ptr": "*fp32", "tile_ids": "*i32", "n": "i32"},
+                              {"N": 3, "ROLL": 4, "B": 32}, 90, ("P5", "must be in [0, 3)) on a run with")),
+    "borrow P/alpha/m/l": (K.borrow_kernel, {"x_ptr": "*fp32", "n_iter": "i32"},
+                           {"BM": 128, "BN": 128, "ALPHA": 64, "M_COL": 65, "L_COL": 66}, 100, None),
+    "borrow alpha inside P": (K.borrow_kernel, {"x_ptr": "*fp32", "n_iter": "i32"},
+                              {"BM": 128, "BN": 128, "ALPHA": 63, "M_COL": 65, "L_COL": 66}, 100,
+                              ("P8", "alpha cols [63, 64)")),
+    "borrow l on m's column": (K.borrow_kernel, {"x_ptr": "*fp32", "n_iter": "i32"},
+                               {"BM": 128, "BN": 128, "ALPHA": 64, "M_COL": 65, "L_COL": 65}, 100,
+                               ("P8", "cols [65, 67)")),
+    "slice 1-D reinterpret": (K.slice_kernel, {"x_ptr": "*i32"}, {"OFF": 1024, "WIDTH": 1024, "VIEW": 256}, 90, None),
+    "slice read past its end": (K.slice_kernel, {"x_ptr": "*i32"}, {"OFF": 1536, "WIDTH": 512, "VIEW": 256}, 90,
+                                ("P1", "bytes [1536, 2560)")),
+    "tlx tree-less, one index each": (K.tlx_treeless_kernel, {"x_ptr": "*fp32", "n": "i32"},
+                                      {"QI": 0, "OI": 0, "RUNTIME": False, "B": 32}, 90, None),
+    "tlx tree-less, q at i % 2": (K.tlx_treeless_kernel, {"x_ptr": "*fp32", "n": "i32"},
+                                  {"QI": 0, "OI": 0, "RUNTIME": True, "B": 32}, 90, ("P3", "different stages")),
+}
+
+# Triton releases that refuse a kernel themselves: {name: {(major, minor): text of their diagnostic}}.
+# 3.8 keeps memdesc_reinterpret at the source's exact size; 3.8 / 3.9 refuse a view larger than its source.
+REJECTED = {
+    "borrow P/alpha/m/l": {(3, 8): "same logical storage size"},
+    "borrow alpha inside P": {(3, 8): "same logical storage size"},
+    "borrow l on m's column": {(3, 8): "same logical storage size"},
+    "slice 1-D reinterpret": {(3, 8): "same logical storage size"},
+    "slice read past its end": {(3, 8): "same logical storage size", (3, 9): "not owned by the source subview"},
+}
+
+
+def rejected_by_this_triton(name):
+    return REJECTED.get(name, {}).get(tuple(int(x) for x in triton.__version__.split(".")[:2]))
+
+
+def compile_ttgir(name) -> str:
+    """The kernel's ttgir (TLX kernels lowered by the plugin with its proof off: the test proves it)."""
+    fn, sig, constexprs, cap, _ = CASES[name]
+    src = GluonASTSource(fn, sig, constexprs)
+    saved = os.environ.get("TLX_ALIAS_PROOF")
+    os.environ["TLX_ALIAS_PROOF"] = "off"
+    try:
+        text = triton.compile(src, target=GPUTarget("cuda", cap, 32)).asm["ttgir"]
+    finally:
+        if saved is None:
+            os.environ.pop("TLX_ALIAS_PROOF")
+        else:
+            os.environ["TLX_ALIAS_PROOF"] = saved
+    return re.sub(r'"[^"]*/test/corpus/', '"', text)
+
+
+def prove(name, text=None):
+    from tlx_alias.verify import prove_module
+    from tlx_alias.verify.source import load_triton
+    loaded = load_triton(text or compile_ttgir(name), re.sub(r"\W+", "_", name) + ".ttgir")
+    with loaded.context:
+        return prove_module(loaded.module, None, loaded.aliases, loaded.path)
+
+
+def table(runs: int = 5) -> str:
+    rows = ["| kernel x config | target | expected | verdict | cannot prove | proof ms (median) |", "|---|---|---|---|---|---|"]
+    for name, (_, _, _, cap, expect) in CASES.items():
+        why = rejected_by_this_triton(name)
+        if why:
+            rows.append(f"| {name} | sm_{cap}a | {expect[0] if expect else 'safe'} | rejected by Triton ({why}) | | |")
+            continue
+        text = compile_ttgir(name)
+        times, report = [], None
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            report = prove(name, text)
+            times.append((time.perf_counter() - t0) * 1e3)
+        verdict = "VIOLATION " + ",".join(sorted({v.prop for v in report.violations})) if report.violations else (
+            "CANNOT PROVE" if report.unknowns else "SAFE")
+        rows.append(f"| {name} | sm_{cap}a | {expect[0] if expect else 'safe'} | {verdict} | {len(report.unknowns)} | "
+                    f"{statistics.median(times):.0f} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(f"triton {triton.__version__}")
+    print(table())
