@@ -7,9 +7,9 @@
 
 // m_i borrowed past S's buffer through a reinterpret wider than the buffer.
 // RUN: not %PYTHON -m tlx_alias.verify.cli %t/fa_alpha_past_end_bad.ttgir | FileCheck %s
-// CHECK: P1 s_tmem: VIOLATION: m_i spans cols [0, 256) of its buffer, but a buffer of s_tmem has 128 cols: it reaches into the next buffer (m_i at make_inputs.py:150, s_tmem at make_inputs.py:156)
+// CHECK: P1 s_tmem: VIOLATION: m_i spans cols [0, 256) of its buffer, but a buffer of s_tmem has 128 cols: it reaches into the next buffer (m_i at make_inputs.py:152, s_tmem at make_inputs.py:158)
 
 // The epilogue tile in fp32 no longer fits the ring it borrows (P1).
 // RUN: not %PYTHON -m tlx_alias.verify.cli %t/gemm_epilogue_overflow_bad.ttgir | FileCheck %s --check-prefix=EPI
-// EPI: P1 a_ring: VIOLATION: c_smem spans bytes [0, 65536) but a_ring has 49152 bytes (view at make_inputs.py:87, allocation at make_inputs.py:77)
+// EPI: P1 a_ring: VIOLATION: c_smem spans bytes [0, 65536) but a_ring has 49152 bytes (view at make_inputs.py:89, allocation at make_inputs.py:79)
 
