@@ -35,7 +35,7 @@ test: lit pytest
 # The CPU suite against every supported Triton, one venv each; prints a table (README "Supported versions").
 matrix:
 	@for v in $(VERSIONS); do $(MAKE) --no-print-directory test TRITON=$$v > .matrix-$$v.log 2>&1; \
-	  echo "triton $$v: $$(tail -n 1 .matrix-$$v.log)"; done
+	  echo "triton $$v: exit $$? | lit: $$(grep -E '^ +(Passed|Unsupported|Failed)' .matrix-$$v.log | tr -s ' ' | tr '\n' ' ')| pytest: $$(grep -E '[0-9]+ (passed|failed)' .matrix-$$v.log | tail -n 1)"; done
 
 # The project's wheel and the wheels the GPU machines lack (no package index there), for scripts/gpu_run.sh.
 gpu-wheels: setup
