@@ -20,6 +20,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
 from tlx_alias import _triton as compat
+from tlx_alias.layout import ViewLayout
 
 import tlx_alias.language as tlx
 
@@ -56,26 +57,14 @@ _VIEW = re.compile(r'ttg\.memdesc_reinterpret .*?\{(.*?)\} : .*? -> (!ttg\.memde
 
 
 def lowered_views(ttgir: str):
-    """(name, placement dict, view type) for every view the lowering created, in program order."""
+    """(name, ViewLayout, view type) for every view the lowering created, in program order."""
     out = []
     for m in _VIEW.finditer(ttgir):
         attrs = dict(re.findall(r'(tlx\.\w+) = "([^"]*)"', m.group(1)))
         if "tlx.view" not in attrs:
             continue
-        place = dict(kv.split("=", 1) for kv in re.split(r",(?=[a-z]+=)", attrs["tlx.view"]))
-        out.append((attrs.get("tlx.name") or attrs.get("tlx.alloc"), place, m.group(2)))
+        out.append((attrs.get("tlx.name") or attrs.get("tlx.alloc"), ViewLayout.parse(attrs["tlx.view"]), m.group(2)))
     return out
-
-
-def addresses(place, i):
-    """Start column of buffer i from a view's placement (the lowering's mixed-radix rule)."""
-    radices = [int(x) for x in place["radices"].strip("[]").split(",") if x.strip()]
-    strides = [int(x) for x in place["strides"].strip("[]").split(",") if x.strip()]
-    addr, rest = int(place["offset"]), i
-    for k, u in reversed(list(zip(radices, strides))):
-        addr += (rest % k) * u
-        rest //= k
-    return addr + rest * int(place["stride"])
 
 
 def main(argv=None):
@@ -93,10 +82,9 @@ def main(argv=None):
     print(f"tensor memory: {k.metadata.tmem_size} columns allocated (of 512); shared memory: {k.metadata.shared} bytes\n")
     views = lowered_views(k.asm["ttgir"])
     print(f"{'view':8} {'type':44} {'offset':>6} {'stride':>6} {'cols':>4}  columns per buffer index")
-    for name, place, ty in views:
-        n, b = int(place["num"]), int(place["slot"])
-        spans = ", ".join(f"[{i}] {addresses(place, i)}-{addresses(place, i) + b - 1}" for i in range(n))
-        print(f"{name:8} {ty[len('!ttg.memdesc<'):].split(',')[0]:44} {place['offset']:>6} {place['stride']:>6} {b:>4}  {spans}")
+    for name, view, ty in views:
+        spans = ", ".join(f"[{i}] {view.address(i)}-{view.address(i) + view.slot - 1}" for i in range(view.num))
+        print(f"{name:8} {ty[len('!ttg.memdesc<'):].split(',')[0]:44} {view.offset:>6} {view.stride:>6} {view.slot:>4}  {spans}")
 
 
 if __name__ == "__main__":

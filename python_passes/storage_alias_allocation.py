@@ -99,8 +99,7 @@ def _replace_with_view(alloc, backing, total, ctx, exact_views):
         if key in spec.attributes:
             view.attributes[key] = spec.attributes[key]
     where = layout.ViewLayout(offset, stride, b, desc.shape[0], tuple(radices), tuple(strides))
-    set_str(view, "tlx.view", f"offset={offset},stride={stride},group={where.group},num={where.num},slot={b},"
-                              f"radices={list(radices)},strides={list(strides)}")
+    set_str(view, "tlx.view", where.text())
     alloc.result.replace_all_uses_with(view.result)
     alloc.erase()
     _retype_and_rewrite(view.result, where, alloc_src=src_of(view))

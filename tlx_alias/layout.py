@@ -25,6 +25,7 @@ contiguous, and can put a sub-tile on a `distinct` sibling; see README, "TLX and
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 SMEM_ALIGNMENT = 128
@@ -149,17 +150,37 @@ def first_overflow(node, storage: str, available: int):
 
 @dataclass(frozen=True)
 class ViewLayout:
-    """Where buffer i of a lowered view lies: offset + (i // K) * stride + mixed-radix digits (units)."""
+    """Where buffer i of a lowered view lies: offset + (i // K) * stride + mixed-radix digits (units).
+
+    Written on each view as `tlx.view = "offset=..,stride=..,group=K,num=N,slot=..,radices=[..],strides=[..]"`
+    (`text`/`parse`): the lowering writes it, the verifier, the mutation harness and the demo read it.
+    """
     offset: int
     stride: int
     slot: int                  # one buffer of the view
     num: int                   # the user's buffer count
-    radices: tuple = ()
-    strides: tuple = ()
+    radices: tuple = ()        # K_1..K_m, outermost first
+    strides: tuple = ()        # U_1..U_m
+    group: int = None          # K: the product of the radices, unless read from IR that says otherwise
 
-    @property
-    def group(self) -> int:
-        return math.prod(self.radices)
+    def __post_init__(self):
+        if self.group is None:
+            object.__setattr__(self, "group", math.prod(self.radices))
+
+    @staticmethod
+    def parse(text: str) -> "ViewLayout":
+        """The `tlx.view` string; K as written (a reader checks it). Without radices, a group of K > 1 is
+        the one digit (K, slot) (IR written before radices existed). Raises KeyError or ValueError."""
+        kv = dict(re.findall(r"(\w+)\s*=\s*(\[[^\]]*\]|[^,]*)", text))
+        offset, stride, group, num, slot = (int(kv[k]) for k in ("offset", "stride", "group", "num", "slot"))
+        radices, strides = (tuple(int(x) for x in re.findall(r"-?\d+", kv.get(k, ""))) for k in ("radices", "strides"))
+        if "radices" not in kv and group > 1:
+            radices, strides = (group,), (slot,)
+        return ViewLayout(offset, stride, slot, num, radices, strides, group)
+
+    def text(self) -> str:
+        return (f"offset={self.offset},stride={self.stride},group={self.group},num={self.num},slot={self.slot},"
+                f"radices={list(self.radices)},strides={list(self.strides)}")
 
     def slot_of(self, i, ops=None):
         """The view slot buffer i lands in: base + (i // K) * scale + sum of digits (in slots).
@@ -169,7 +190,7 @@ class ViewLayout:
         """
         ops = ops or _INT
         b = self.slot
-        out = ops.mul(ops.div(i, ops.const(self.group)), ops.const(self.stride // b)) if self.group > 1 else \
+        out = ops.mul(ops.div(i, ops.const(self.group)), ops.const(self.stride // b)) if self.group != 1 else \
             ops.mul(i, ops.const(self.stride // b))
         rest = i
         digits = list(reversed(list(zip(self.radices, self.strides))))      # innermost first

@@ -85,7 +85,7 @@ def _attr_ints(op, name):
 
 # ---------------------------------------------------------------------------------------------- encoder
 
-def _free(term):
+def free_vars(term):
     """The uninterpreted constants (variables) of a Z3 term."""
     out, todo, seen = [], [term], set()
     while todo:
@@ -512,7 +512,7 @@ class Encoder:
             found = set()
             while todo:
                 t = todo.pop()
-                for v in _free(t):
+                for v in free_vars(t):
                     name = str(v)
                     if name in seen:
                         continue
@@ -520,7 +520,7 @@ class Encoder:
                     if name in xs:
                         found.add(name)
                     elif self.kind.get(name) == "approx":   # an inner loop's result: what its facts read
-                        todo += [f for f in self.facts if any(str(w) == name for w in _free(f))]
+                        todo += [f for f in self.facts if any(str(w) == name for w in free_vars(f))]
             reads[str(x)] = found
         groups = []
         for name in xs:

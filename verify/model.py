@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import z3
 
 from tlx_alias import ttg
+from tlx_alias.layout import IntOps, ViewLayout
 from tlx_alias._mlir import ir
 
 from .encode import INT_OPS, Encoder, _attr_int, _attr_ints, _attr_str, _width, loc_info
@@ -66,38 +67,12 @@ LOGICAL_X = "logical.x"  # the bound variable of the rewrite lemma (dotted: neve
 
 # ---------------------------------------------------------------------------------------------- records
 
-@dataclass
-class TlxView:
-    """`tlx.view = "offset=..,stride=..,group=K,num=N,slot=..[,radices=[K1..],strides=[U1..]]"` (units of
-    the storage: bytes or columns). radices/strides describe nested group sizes (mixed radix, outermost
-    first); without them a group of K > 1 is the one digit (K, slot)."""
-    offset: int
-    stride: int
-    group: int
-    num: int
-    slot: int
-    radices: tuple = ()
-    strides: tuple = ()
+class _Z3Ops(IntOps):
+    """`ViewLayout.slot_of` over Z3 Ints (or Python ints): on Z3 Ints `/` by a positive constant is floor division."""
+    div = staticmethod(lambda a, b: a // b if isinstance(a, int) else a / b)
 
-    @staticmethod
-    def parse(text: str) -> "TlxView":
-        kv = dict(re.findall(r"(\w+)\s*=\s*(\[[^\]]*\]|[^,]*)", text))
-        nums = [int(kv[k]) for k in ("offset", "stride", "group", "num", "slot")]
-        lists = [tuple(int(x) for x in re.findall(r"-?\d+", kv.get(k, ""))) for k in ("radices", "strides")]
-        if "radices" not in kv and nums[2] > 1:
-            lists = [(nums[2],), (nums[4],)]
-        return TlxView(*nums, *lists)
 
-    def phys(self, i):
-        """The slot a logical index lands in: `(i floordiv K) * (stride/slot) + offset/slot + digits`, the
-        digits (innermost first) `(rest mod K_m) * (U_m/slot)`, `rest floordiv K_m` — for one group size K,
-        `(i floordiv K) * (stride/slot) + offset/slot + (i mod K)`. `i`: a Z3 Int or a Python int."""
-        div = (lambda a, b: a // b) if isinstance(i, int) else (lambda a, b: a / b)
-        out, rest = div(i, self.group) * (self.stride // self.slot) + self.offset // self.slot, i
-        for k, u in reversed(list(zip(self.radices, self.strides))):
-            out = out + (rest % k) * (u // self.slot)
-            rest = div(rest, k)
-        return out
+Z3_OPS = _Z3Ops()
 
 
 @dataclass(eq=False)
@@ -132,7 +107,7 @@ class View:
     name: str
     src: str
     exact: bool = True               # False: footprint over-approximated (each buffer = whole parent)
-    tlx: TlxView | None = None
+    tlx: ViewLayout | None = None
     alloc_id: str | None = None      # tlx.alloc
     no_tree: bool = False            # tlx.no_reuse_tree: its spec had no set_buffer_overlap
     backing: bool = False            # the Contract-2 backing allocation itself (not a user view)
@@ -181,7 +156,7 @@ class View:
         if not self.exact:
             return self.offset + 0 * i
         if self.tlx:
-            return self.offset + self.tlx.phys(i) * self.md.buffer_units
+            return self.offset + self.tlx.slot_of(i, Z3_OPS) * self.md.buffer_units
         return self.offset + i * self.size
 
 
@@ -487,7 +462,7 @@ class ModelBuilder:
         tv = _attr_str(op, "tlx.view")
         if tv:
             try:
-                view.tlx = TlxView.parse(tv)
+                view.tlx = ViewLayout.parse(tv)
             except (KeyError, ValueError):
                 self.notes.append(f"unreadable tlx.view {tv!r} at {view.src}")
         view.alloc_id = _attr_str(op, "tlx.alloc")

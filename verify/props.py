@@ -34,8 +34,8 @@ from tlx_alias.memdesc import SMEM, TMEM
 from tlx_alias import targets
 
 from . import execute
-from .encode import RLIMIT_KERNEL, RLIMIT_PROPERTY, _nary
-from .model import LOGICAL_X
+from .encode import RLIMIT_KERNEL, RLIMIT_PROPERTY, _nary, free_vars
+from .model import LOGICAL_X, Z3_OPS
 
 PROVEN, VIOLATION, UNKNOWN, NA = "proven", "violation", "cannot prove", "n/a"
 RANK = {VIOLATION: 3, UNKNOWN: 2, PROVEN: 1, NA: 0}
@@ -115,13 +115,13 @@ class Query:
             return None
         key = ("slots", id(view))
         if key not in self._lo:
-            self._lo[key] = {view.tlx.phys(i): i for i in range(view.tlx.num)}
+            self._lo[key] = {view.tlx.slot_of(i): i for i in range(view.tlx.num)}
         return self._lo[key]
 
     def phys(self, view, var):
         key = ("phys", id(view), var.get_id())
         if key not in self._lo:
-            self._lo[key] = view.tlx.phys(var)
+            self._lo[key] = view.tlx.slot_of(var, Z3_OPS)
         return self._lo[key]
 
     def find(self, *constraints):
@@ -595,7 +595,7 @@ def _p5_rewrite(s, tlx, q, what):
         check = f"{s.view.name}: the IR's index rewrite is tlx.view's ({layout}) for every logical index"
     else:
         key, logical, index = None, s.logical, s.index
-        cons = [s.cond, logical >= 0, logical < tlx.num, index != tlx.phys(logical)]
+        cons = [s.cond, logical >= 0, logical < tlx.num, index != tlx.slot_of(logical, Z3_OPS)]
         check = what + f"; the rewrite matches tlx.view ({layout})"
     who = s.logical_text.split(" = ")[0] if " = " in s.logical_text else s.logical_text
 
@@ -603,7 +603,7 @@ def _p5_rewrite(s, tlx, q, what):
         li, pi = _ev(m, logical), _ev(m, index)
         return Verdict("P5", alloc.name, VIOLATION, check,
                        f"for {who} = {li} the IR selects slot {pi} of {s.view.name}, the declared layout "
-                       f"slot {_ev(m, tlx.phys(logical))} (index at {s.src})", s.src,
+                       f"slot {_ev(m, tlx.slot_of(logical, Z3_OPS))} (index at {s.src})", s.src,
                        "the index rewrite must be (i floordiv K) * (stride/slot) + offset/slot + (i mod K)",
                        data={"logical": li, "slot": pi})
     out = Check(check, cons, explain, s.src)
@@ -643,28 +643,15 @@ def _witness(kernel, q, s, m):
 def _model_text(m, terms, enc):
     """`n_iter = 4, iv@100 = 3 (induction variable of the loop at f.py:100)` for the variables of terms."""
     out = []
-    for var in sorted({str(v): v for t in terms for v in _vars(t)}.items()):
+    for var in sorted({str(v): v for t in terms for v in free_vars(t)}.items()):
         name, term = var
         why = enc.why.get(name, "")
         out.append(f"{name} = {m.eval(term, model_completion=True)}" + (f" ({why})" if why else ""))
     return ", ".join(out)
 
 
-def _vars(term):
-    out, todo, seen = [], [term], set()
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.append(t)
-        todo += list(t.children())
-    return out
-
-
 def _approx(enc, terms):
-    return [str(v) for t in terms for v in _vars(t) if enc.kind.get(str(v)) == "approx"]
+    return [str(v) for t in terms for v in free_vars(t) if enc.kind.get(str(v)) == "approx"]
 
 
 # ---------------------------------------------------------------------------------------------- P6

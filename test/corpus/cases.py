@@ -15,6 +15,7 @@ import time
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon._runtime import GluonASTSource
+from tlx_alias import _triton as compat
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kernels as K  # noqa: E402
@@ -68,7 +69,8 @@ REJECTED = {
 
 
 def rejected_by_this_triton(name):
-    return REJECTED.get(name, {}).get(tuple(int(x) for x in triton.__version__.split(".")[:2]))
+    """The diagnostic the installed Triton gives for kernel `name`, or None if it compiles it."""
+    return REJECTED.get(name, {}).get(compat.VERSION[:2])
 
 
 def compile_ttgir(name) -> str:

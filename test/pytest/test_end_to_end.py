@@ -10,7 +10,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
 import tlx_alias.language as tlx
-from tlx_alias.kernels.demo import addresses, fa_tmem_demo_kernel, lowered_views
+from tlx_alias.kernels.demo import fa_tmem_demo_kernel, lowered_views
 from tlx_alias.errors import TlxAliasError, TlxAliasWarning
 from tlx_alias.plugin import hook
 
@@ -69,13 +69,13 @@ def test_seed000_fa_tree_on_blackwell():
                        target=BLACKWELL)
     assert k.metadata.tmem_size == 256
     views = {name: (place, ty) for name, place, ty in lowered_views(k.asm["ttgir"])}
-    assert {n: (int(p["offset"]), int(p["stride"])) for n, (p, _) in views.items()} == {
+    assert {n: (p.offset, p.stride) for n, (p, _) in views.items()} == {
         "qk": (0, 128), "p": (0, 128), "alpha": (64, 128), "l_i": (65, 128), "m_i": (66, 128)}
     p_place, p_type = views["p"]
-    assert p_place["radices"] == "[2]" and p_place["strides"] == "[32]"
+    assert p_place.radices == (2,) and p_place.strides == (32,)
     assert p_type.startswith("!ttg.memdesc<8x128x64xbf16")
     # P's sub-tiles of one group are contiguous: [0] 0-31, [1] 32-63, [2] 128-159, [3] 160-191.
-    assert [addresses(p_place, j) for j in range(4)] == [0, 32, 128, 160]
+    assert [p_place.address(j) for j in range(4)] == [0, 32, 128, 160]
 
 
 @gluon.jit
@@ -140,7 +140,7 @@ def test_legacy_reuse_lowers_to_one_allocation_at_offset_0():
         k = compile_kernel(legacy_reuse_kernel, {"out_ptr": "*fp32"}, {"NUM": 2})
     assert smem_backing(k.asm["ttgir"]) == [2 * 64 * 64 * 2]          # 16 KiB, not 16 + 16
     views = {name: place for name, place, _ in lowered_views(k.asm["ttgir"])}
-    assert {int(p["offset"]) for p in views.values()} == {0} and len(views) == 2
+    assert {p.offset for p in views.values()} == {0} and len(views) == 2
 
 
 def test_legacy_reuse_larger_than_the_buffer_is_an_error():
@@ -185,7 +185,7 @@ def test_the_only_reuse_group_tree_is_the_layout():
     """No set_buffer_overlap: the one tree built over the spec's allocations lays them out (distinct)."""
     k = compile_kernel(implicit_tree_kernel, {"out_ptr": "*fp32"}, {"TWO_TREES": False})
     views = {name: place for name, place, _ in lowered_views(k.asm["ttgir"])}
-    assert {n: int(p["offset"]) for n, p in views.items()} == {"a": 0, "b": 16384}
+    assert {n: p.offset for n, p in views.items()} == {"a": 0, "b": 16384}
     assert smem_backing(k.asm["ttgir"]) == [65536]
 
 

@@ -44,7 +44,7 @@ def attn(dtype=gl.bfloat16, head_dim=128, causal=False, share=True, stages=2):
 
 def views(ttgir):
     """name -> {offset, stride, ..., type} of every lowered view (the tlx.view attribute and result type)."""
-    return {name: dict(place, type=ty) for name, place, ty in lowered_views(ttgir)}
+    return {name: dict(vars(view), type=ty) for name, view, ty in lowered_views(ttgir)}
 
 
 def backing(ttgir):
@@ -53,7 +53,7 @@ def backing(ttgir):
 
 
 def offsets(v):
-    return {name: int(p["offset"]) for name, p in v.items()}
+    return {name: p["offset"] for name, p in v.items()}
 
 
 # ----------------------------------------------------------------------------------------------- GEMM
@@ -70,9 +70,9 @@ def test_gemm_shared_epilogue_fits_4_stages(dtype):
     assert n_allocs == 2                      # + the mbarriers
     v = views(k.ttgir)
     assert offsets(v) == {"b_ring": 0, "a_ring": 131072, "c_smem": 0}
-    assert v["a_ring"]["slot"] == "16384" and v["a_ring"]["radices"] == "[4]"
-    assert v["b_ring"]["slot"] == "32768" and v["b_ring"]["strides"] == "[32768]"
-    assert v["c_smem"]["slot"] == "65536"
+    assert v["a_ring"]["slot"] == 16384 and v["a_ring"]["radices"] == (4,)
+    assert v["b_ring"]["slot"] == 32768 and v["b_ring"]["strides"] == (32768,)
+    assert v["c_smem"]["slot"] == 65536
     name = "bf16" if dtype == gl.bfloat16 else "f16"
     assert v["a_ring"]["type"].startswith(f"!ttg.memdesc<12x128x64x{name}")
     assert v["c_smem"]["type"].startswith(f"!ttg.memdesc<3x128x256x{name}")

@@ -53,6 +53,8 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 
+from tlx_alias.layout import ViewLayout
+
 NAME = r"%[\w$.-]+(?:#\d+)?"
 _INDEX = re.compile(rf"ttg\.memdesc_index ({NAME})\[({NAME})\]")
 _CONST = re.compile(r"arith\.constant (?:\{[^}]*\} )?(-?\d+) : i(?:32|64)")
@@ -74,40 +76,6 @@ OPS = {"addi": lambda a, b: a + b, "subi": lambda a, b: a - b, "muli": lambda a,
 
 class Unsupported(Exception):
     """The IR has an index op the oracle does not evaluate."""
-
-
-# ---------------------------------------------------------------------------------------------- layout
-
-@dataclass(frozen=True)
-class Layout:
-    """`tlx.view`: slot of logical buffer i = (i floordiv group) * stride/slot + offset/slot + mixed-radix
-    digits ((rest mod k) * u/slot, innermost first). Units: bytes (SMEM) or columns (TMEM)."""
-    offset: int
-    stride: int
-    group: int
-    num: int
-    slot: int
-    radices: tuple = ()
-    strides: tuple = ()
-
-    @staticmethod
-    def parse(text: str) -> "Layout":
-        kv = dict(re.findall(r"(\w+)=(\[[^\]]*\]|[^,]*)", text))
-        nums = [int(kv[k]) for k in ("offset", "stride", "group", "num", "slot")]
-        radices, strides = (tuple(int(x) for x in re.findall(r"-?\d+", kv.get(k, ""))) for k in ("radices", "strides"))
-        if "radices" not in kv and nums[2] > 1:
-            radices, strides = (nums[2],), (nums[4],)
-        return Layout(*nums, radices, strides)
-
-    def text(self) -> str:
-        return (f"offset={self.offset},stride={self.stride},group={self.group},num={self.num},slot={self.slot},"
-                f"radices=[{','.join(map(str, self.radices))}],strides=[{','.join(map(str, self.strides))}]")
-
-    def slot_of(self, i: int) -> int:
-        out, rest = (i // self.group) * (self.stride // self.slot) + self.offset // self.slot, i
-        for k, u in reversed(list(zip(self.radices, self.strides))):
-            out, rest = out + (rest % k) * (u // self.slot), rest // k
-        return out
 
 
 # ---------------------------------------------------------------------------------------------- parsing
@@ -132,7 +100,7 @@ class View:
     name: str
     backing: str               # SSA name of the backing allocation
     view_text: str             # the tlx.view string as written
-    layout: Layout
+    layout: ViewLayout
     dim0: int                  # slots of the view's type
     tree_text: str | None      # tlx.overlap as written (escaped)
 
@@ -187,7 +155,7 @@ class Lowered:
                 view_text = _attr(line, "tlx.view")
                 dim0 = int(_MEMDESC.search(line.split(" -> ")[-1]).group(1).split("x")[0])
                 v = View(n, _attr(line, "tlx.alloc"), _attr(line, "tlx.name") or _attr(line, "tlx.alloc"),
-                         m.group(1), view_text, Layout.parse(view_text), dim0, _attr(line, "tlx.overlap"))
+                         m.group(1), view_text, ViewLayout.parse(view_text), dim0, _attr(line, "tlx.overlap"))
                 self.views[v.alloc] = self._by_line[n] = v
         self.sites = []
         for n, line in enumerate(self.lines):
@@ -360,7 +328,7 @@ class Edit:
             out.append(self.lines.get(n, line))
         return "\n".join(out) + "\n"
 
-    def rewrite(self, site: Site, layout: Layout, plus=0, logical=None):
+    def rewrite(self, site: Site, layout: ViewLayout, plus=0, logical=None):
         """Replace the index of one use by `layout`'s rewrite of the user's index (+ plus), emitted as the
         lowering does (arith ops tagged tlx.index_rewrite); a use without a user index (folded by the
         lowering), or any use when `logical` is given, gets the constant slot of that buffer."""
@@ -398,7 +366,7 @@ class Edit:
 
 
 def relayout(low: Lowered, changes: dict) -> Edit:
-    """Views moved consistently: the new tlx.view and every use rewritten for it (alloc id -> Layout)."""
+    """Views moved consistently: the new tlx.view and every use rewritten for it (alloc id -> ViewLayout)."""
     e = Edit(low)
     for a, lay in changes.items():
         v = low.views[a]

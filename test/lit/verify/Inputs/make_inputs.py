@@ -286,7 +286,7 @@ REJECTED = {
 
 def rejected_by_this_triton(name):
     """The diagnostic the installed Triton gives for kernel `name`, or None if it compiles it."""
-    return REJECTED.get(name, {}).get(tuple(int(x) for x in triton.__version__.split(".")[:2]))
+    return REJECTED.get(name, {}).get(compat.VERSION[:2])
 
 
 def write_tlx_cases():
