@@ -3,6 +3,9 @@
 # jaxlib.mlir for the MLIR bindings, no package index). Logs go to $OUT (or ./gpu-logs).
 #
 #   bash scripts/gpu_run.sh [env] [tests] [sanitize] [bench]      (default: all four)
+#   bash scripts/gpu_run.sh ws        the warp-specialized attention alone (< 9 min on an H100): its GPU tests,
+#                                     memcheck + racecheck on small launches, SASS per partition, the A/B table
+#                                     (= ws-tests ws-sanitize ws-bench, each also a stage of its own)
 #
 # The project goes there as its own wheel, with the wheels the machine lacks (z3-solver, pytest,
 # hypothesis), all in .gpu-wheels/ (`make gpu-wheels` fills it), installed into a venv that sees the
@@ -33,7 +36,11 @@ run() {  # run NAME CMD...: log to $LOG/NAME.txt, print its tail
   echo "--- $name rc=$rc in $(( $(date +%s) - t0 ))s"
   tail -n 25 "$LOG/$name.txt"
 }
+EXPANDED=""
 for stage in $STAGES; do
+  [ "$stage" = ws ] && EXPANDED="$EXPANDED ws-tests ws-sanitize ws-bench" || EXPANDED="$EXPANDED $stage"
+done
+for stage in $EXPANDED; do
   case $stage in
     env)
       run env bash -c 'date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv;
@@ -51,6 +58,19 @@ for stage in $STAGES; do
           $PY -m pytest -q -p no:cacheprovider test/pytest/test_gpu_aliasing.py
         run "sanitize-$tool-kernels" "$SAN" --tool "$tool" $PY test/tools/gpu_smoke.py
       done ;;
+    ws-tests)
+      # the tests and the benchmark share one Triton cache: the kernels compiled here are not compiled again
+      export WS_TEST_SHARED_CACHE=1
+      run ws-tests $PY -m pytest -q -p no:cacheprovider test/pytest/test_kernels_hopper_ws.py \
+        -k "reference or repeatable" ;;
+    ws-sanitize)
+      SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+      run ws-smoke $PY test/tools/gpu_smoke_ws.py --sass     # also compiles what the sanitizers launch
+      for tool in memcheck racecheck; do
+        run "ws-$tool" "$SAN" --tool "$tool" $PY test/tools/gpu_smoke_ws.py --small
+      done ;;
+    ws-bench)
+      run ws-bench $PY benchmarks/attention_ws_bench.py ;;
     bench)
       # two full repeats, to report the spread between them
       run bench-1 $PY benchmarks/kernel_bench.py --no-proof
