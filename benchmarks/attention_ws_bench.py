@@ -8,6 +8,7 @@ Per case (bf16, B=4, S=8192, H=32; H=16 at D=256; causal counts half the flops),
     ws shared        kernels/hopper_attention_ws.py as `attention` runs it: O staged in Q's bytes, the most K/V
                      stages that fit with that sharing (`default_config`; `--set` overrides it)
     ws unshared      the same kernel, O in a tile of its own, at the most stages that fit without sharing
+                     (and the same at half the BLOCK_N, where that many more stages fit)
     ws registers     the same kernel writing O straight from the wgmma registers (no staging tile, no sharing)
     ws no pingpong   ws shared without the turn barriers (the consumers issue wgmmas whenever they are ready)
     hopper_attention the non-warp-specialized kernel (D=64/128 only) in its best configuration (3 stages)
@@ -18,8 +19,8 @@ compared with SDPA's output (max |diff| < 2e-2, LSE finite) before anything is t
 Then `--rounds` rounds; in each, every variant is timed with `_common.bench_ms` (median of `--reps` CUDA-event
 timed launches after warm-up, L2 flushed before each), in an order reversed every other round so that clock and
 power drift hit all alike (the method of `kernel_profile.py --ab`). The table prints the median TFLOP/s over the
-rounds with the range, the ratio of ws shared to cuDNN, to the best unshared ws variant (unshared or registers)
-and to hopper_attention.
+rounds with the range, the ratio of ws shared to cuDNN, to the best unshared ws variant (either unshared or
+registers) and to hopper_attention.
 
 `--sweep` times knob variants of ws shared against it (BLOCK_N, STAGES, register split, no ping-pong) at D=128
 and D=256 instead.
@@ -60,8 +61,11 @@ def variants(d, overrides=None):
     from tlx_alias.kernels import hopper_attention_ws as ws
     shared = dict(ws.default_config(d), **(overrides or {}))
     bn = shared["BLOCK_N"]
+    half = bn // 2
     return {"ws shared": shared,
             "ws unshared": dict(shared, epilogue="separate", STAGES=ws.most_stages(d, "separate", bn)),
+            "ws unshared BN/2": dict(shared, epilogue="separate", BLOCK_N=half,
+                                     STAGES=ws.most_stages(d, "separate", half)),
             "ws registers": dict(shared, epilogue="registers", STAGES=ws.most_stages(d, "registers", bn)),
             "ws no pingpong": dict(shared, PINGPONG=False)}
 
@@ -79,8 +83,8 @@ def sweep_variants(d):
                     "unshared BN=32 st=2": dict(base, BLOCK_N=32, STAGES=2, epilogue="separate"),
                     "no pingpong": dict(base, PINGPONG=False)})
     else:
-        out.update({"st=6": dict(base, STAGES=6), "st=2": dict(base, STAGES=2),
-                    "no pingpong": dict(base, PINGPONG=False)})
+        out.update({"st=4": dict(base, STAGES=4), "st=2": dict(base, STAGES=2),
+                    "BN=64 st=8": dict(base, BLOCK_N=64, STAGES=8), "no pingpong": dict(base, PINGPONG=False)})
     return out
 
 
@@ -187,12 +191,13 @@ def main(argv=None):
     if args.sweep:
         return 0
     print("\nSummary (ratios of medians)")
-    head = ["case", "ws shared", "ws unshared", "ws registers", "ws no pingpong", "hopper_attention", "sdpa cudnn",
-            "sdpa flash", "sdpa efficient", "shared/cudnn", "shared/best unshared", "shared/hopper_attention"]
+    head = ["case", "ws shared", "ws unshared", "ws unshared BN/2", "ws registers", "ws no pingpong",
+            "hopper_attention", "sdpa cudnn", "sdpa flash", "sdpa efficient", "shared/cudnn", "shared/best unshared",
+            "shared/hopper_attention"]
     rows = []
     for d, causal, res, _ in table:
-        unshared = max((res.get("ws unshared", []), res.get("ws registers", [])), key=_med)
-        rows.append([f"D={d} {'causal' if causal else 'full'}", *(_cell(res.get(h, [])) for h in head[1:9]),
+        unshared = max((res.get(k, []) for k in ("ws unshared", "ws unshared BN/2", "ws registers")), key=_med)
+        rows.append([f"D={d} {'causal' if causal else 'full'}", *(_cell(res.get(h, [])) for h in head[1:10]),
                      _ratio(res["ws shared"], res.get("sdpa cudnn")), _ratio(res["ws shared"], unshared),
                      _ratio(res["ws shared"], res.get("hopper_attention"))])
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]

@@ -53,8 +53,8 @@ One `tlx.storage_alias_spec` holds Q, the O staging tiles and the K and V rings 
         a separate O (2 x 16384) makes it 262144 > 232448 (the sm_90 limit): the third stage needs the sharing.
     D = 256, BLOCK_N = 64, STAGES = 2:  Q 65536 + ring 2 x 2 x 32768 = 196608 with O on Q;
         262144 without (1 stage: 196608).
-    D = 64, BLOCK_N = 128, STAGES = 4:  Q 16384 + ring 4 x 2 x 16384 = 147456 with O on Q; 163840 without
-        (at D = 64 both reach 6 stages: 212992 / 229376).
+    D = 64, BLOCK_N = 128, STAGES = 6:  Q 16384 + ring 6 x 2 x 16384 = 212992 with O on Q; 229376 without:
+        at D = 64 sharing buys no stage (both fit 6, neither 7).
     Outside the spec: 4 + 4 x STAGES mbarriers (8 bytes each) and Triton's warp_specialize capture area;
     `metadata.shared` = spec + 408 bytes at 3 stages.
 
@@ -385,10 +385,11 @@ HEAD_DIMS = (64, 128, 256)
 
 
 def default_config(head_dim: int) -> dict:
-    """What `attention` runs per head dim; every key can be overridden through `make_launch` / `attention`:
-    BLOCK_N (keys per block), STAGES (K/V ring depth), epilogue (a key of EPILOGUES), PINGPONG (the turn
-    barriers), CONSUMER_REGS (consumer 1; consumer 0 gets 504 - CONSUMER_REGS - PRODUCER_REGS), PRODUCER_REGS."""
-    return {"BLOCK_N": 64 if head_dim == 256 else 128, "STAGES": {64: 4, 128: 3, 256: 2}.get(head_dim, 2),
+    """What `attention` runs per head dim (the most stages that fit with O on Q); every key can be overridden
+    through `make_launch` / `attention`: BLOCK_N (keys per block), STAGES (K/V ring depth), epilogue (a key of
+    EPILOGUES), PINGPONG (the turn barriers), CONSUMER_REGS (consumer 1; consumer 0 gets 504 - CONSUMER_REGS -
+    PRODUCER_REGS), PRODUCER_REGS."""
+    return {"BLOCK_N": 64 if head_dim == 256 else 128, "STAGES": {64: 6, 128: 3, 256: 2}.get(head_dim, 2),
             "epilogue": "shared", "PINGPONG": True, "CONSUMER_REGS": 240, "PRODUCER_REGS": 24}
 
 
@@ -525,8 +526,8 @@ CPU_CONFIGS = [
     (gl.bfloat16, 128, True, "registers", 3, 128),
     (gl.float16, 256, True, "shared", 2, 64),
     (gl.float16, 256, False, "separate", 2, 64),     # over capacity
-    (gl.bfloat16, 64, True, "shared", 4, 128),
-    (gl.float16, 64, False, "shared", 6, 128),
+    (gl.bfloat16, 64, True, "shared", 6, 128),
+    (gl.float16, 64, False, "separate", 6, 128),     # fits too: at D = 64 sharing buys no stage
 ]
 
 

@@ -1,6 +1,6 @@
 """SASS of a compiled kernel, read per warp-specialized partition (CPU tests and the GPU smoke run).
 
-    from sass import disassemble, partitions, softmax_overlap
+    from sass import disassemble, partitions, ptxas_report, softmax_overlap
     text = disassemble(compiled.asm["cubin"])      # None when no nvdisasm is found
 
 `partitions(text)` cuts the SASS at the `USETMAXREG` instructions Triton emits when a `gl.warp_specialize`
@@ -21,23 +21,41 @@ import tempfile
 _SETMAXREG = re.compile(r"USETMAXREG\.(TRY_ALLOC|DEALLOC)\.CTAPOOL (?:U?P\d+, )?(0x[0-9a-f]+)")
 
 
-def disassembler() -> str | None:
-    """nvdisasm: the one bundled with Triton's NVIDIA backend, else one on PATH or under /usr/local/cuda*."""
+def _tool(name: str) -> str | None:
+    """A CUDA binary: the one bundled with Triton's NVIDIA backend, else one on PATH or under /usr/local/cuda*."""
     try:
         import triton.backends.nvidia as nv
-        bundled = os.path.join(os.path.dirname(nv.__file__), "bin", "nvdisasm")
+        bundled = os.path.join(os.path.dirname(nv.__file__), "bin", name)
         if os.access(bundled, os.X_OK):
             return bundled
     except ImportError:
         pass
-    found = shutil.which("nvdisasm")
+    found = shutil.which(name)
     if found:
         return found
     for root in sorted(os.listdir("/usr/local")) if os.path.isdir("/usr/local") else []:
-        path = os.path.join("/usr/local", root, "bin", "nvdisasm")
+        path = os.path.join("/usr/local", root, "bin", name)
         if root.startswith("cuda") and os.access(path, os.X_OK):
             return path
     return None
+
+
+def disassembler() -> str | None:
+    return _tool("nvdisasm")
+
+
+def ptxas() -> str | None:
+    return _tool("ptxas")
+
+
+def ptxas_report(ptx: str, arch: str = "sm_90a") -> str | None:
+    """ptxas -v's messages for a PTX module (registers, spills, 'wgmma ... serialized' warnings), or None."""
+    tool = _tool("ptxas")
+    if tool is None:
+        return None
+    res = subprocess.run([tool, f"-arch={arch}", "-v", "-o", os.devnull, "-"], input=ptx, capture_output=True,
+                         text=True, check=True)
+    return res.stderr
 
 
 def disassemble(cubin: bytes) -> str | None:
