@@ -79,7 +79,8 @@ group, the other consumer's tiles are other bytes):
 The K/V ring shares nothing across buffers; its stages are reused under the usual full/empty protocol: the
 producer waits on k_empty[s] / v_empty[s] (count 2: one arrival per consumer) before loading block j into stage
 s = j % STAGES, parity ((j // STAGES) & 1) ^ 1 so that a fresh barrier passes the first lap; a consumer arrives
-on k_empty after the wait(1) that retired S(j), and on v_empty after the wait(0) that retired P(j-1) V(j-1).
+on k_empty after the wait(1) that retired S(j) (and after the softmax: the branch above), on v_empty after the
+wait(0) that retired P(j-1) V(j-1); every arrival is made by one thread after a barrier of the warpgroup.
 The producer loads K(j), V(j) in block order; with any STAGES >= 1 every load it waits for is released by a
 block the consumers can finish without it, so the ring cannot deadlock.
 

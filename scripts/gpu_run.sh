@@ -70,9 +70,9 @@ for stage in $EXPANDED; do
         run "sanitize-$tool-kernels" "$SAN" --tool "$tool" $PY test/tools/gpu_smoke.py
       done ;;
     ws-smoke)
-      # small launches of every head dim and mask first: a wrong result or a hang shows here in seconds;
-      # also compiles what the sanitizers launch, and prints the SASS per partition
-      ws_run ws-smoke 240 $PY test/tools/gpu_smoke_ws.py --sass ;;
+      # every configuration the ws stages launch compiled first, 16 processes at a time (--warm); then small
+      # launches of every head dim and mask: a wrong result or a hang shows here; the SASS per partition
+      ws_run ws-smoke 240 $PY test/tools/gpu_smoke_ws.py --warm --sass ;;
     ws-tests)
       # the tests and the benchmark share one Triton cache: the kernels compiled here are not compiled again
       export WS_TEST_SHARED_CACHE=1

@@ -336,10 +336,12 @@ def check(B, H, S, D, causal, dtype, **config):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 @pytest.mark.parametrize("head_dim", [64, 128, 256])
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("B,H,S", [(1, 2, 1000), (2, 3, 256), (1, 1, 77)])
+@pytest.mark.parametrize("B,H,S", [(1, 2, 1000), (2, 3, 256), (1, 1, 77), (1, 2, 130)])
 def test_matches_reference(B, H, S, head_dim, causal, dtype):
-    """The default configuration of each head dim (O on Q): S = 1000 and 77 leave a ragged last block of rows and
-    of keys; S = 256 is whole blocks; S = 77 < 128 runs one program per head, consumer 1 on padding rows only."""
+    """The default configuration of each head dim (O on Q): S = 1000, 77 and 130 leave a ragged last block of
+    rows and of keys; S = 256 is whole blocks; S = 77 < 128 runs one program per head (consumer 1 has 13 real
+    rows); at S = 130 consumer 1 of the second program has padding rows only (its Q load and O store lie wholly
+    past S)."""
     check(B, H, S, head_dim, causal, dtype)
 
 
