@@ -150,6 +150,35 @@ def _ratio(a, b):
     return f"{_med(a) / _med(b):.2f}" if a and b else "n/a"
 
 
+def print_tables(table, rounds, sweep=False):
+    """Per case every variant's median (range) and configuration; then (not for --sweep) the summary table."""
+    for d, causal, res, ws_variants in table:
+        print(f"\nD={d} {'causal' if causal else 'full'} (H={HEADS[d]}): TFLOP/s, median (range) of "
+              f"{rounds} rounds")
+        for label, xs in res.items():
+            cfg = ws_variants.get(label)
+            extra = (f"  [BN={cfg['BLOCK_N']} stages={cfg['STAGES']} O={cfg['epilogue']} pingpong={cfg['PINGPONG']}"
+                     f" regs={cfg['CONSUMER_REGS']}/{cfg['PRODUCER_REGS']}]") if cfg else ""
+            print(f"  {label:<22} {_cell(xs):>20}{extra}")
+    if sweep:
+        return
+    print("\nSummary (ratios of medians)")
+    head = ["case", "ws shared", "ws unshared", "ws unshared BN/2", "ws registers", "ws no pingpong",
+            "hopper_attention", "sdpa cudnn", "sdpa flash", "sdpa efficient", "shared/cudnn", "shared/best unshared",
+            "shared/hopper_attention"]
+    rows = []
+    for d, causal, res, _ in table:
+        unshared = max((res.get(k, []) for k in ("ws unshared", "ws unshared BN/2", "ws registers")), key=_med)
+        rows.append([f"D={d} {'causal' if causal else 'full'}", *(_cell(res.get(h, [])) for h in head[1:10]),
+                     _ratio(res["ws shared"], res.get("sdpa cudnn")), _ratio(res["ws shared"], unshared),
+                     _ratio(res["ws shared"], res.get("hopper_attention"))])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    print(" | ".join(h.ljust(w) for h, w in zip(head, widths)))
+    print("-|-".join("-" * w for w in widths))
+    for r in rows:
+        print(" | ".join(c.ljust(w) for c, w in zip(r, widths)))
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python benchmarks/attention_ws_bench.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=4)
@@ -180,31 +209,7 @@ def main(argv=None):
             res = run_case(d, causal, args.rounds, args.reps, ws_variants, baselines=not args.sweep)
             table.append((d, causal, res, ws_variants))
 
-    for d, causal, res, ws_variants in table:
-        print(f"\nD={d} {'causal' if causal else 'full'} (H={HEADS[d]}): TFLOP/s, median (range) of "
-              f"{args.rounds} rounds")
-        for label, xs in res.items():
-            cfg = ws_variants.get(label)
-            extra = (f"  [BN={cfg['BLOCK_N']} stages={cfg['STAGES']} O={cfg['epilogue']} pingpong={cfg['PINGPONG']}"
-                     f" regs={cfg['CONSUMER_REGS']}/{cfg['PRODUCER_REGS']}]") if cfg else ""
-            print(f"  {label:<22} {_cell(xs):>20}{extra}")
-    if args.sweep:
-        return 0
-    print("\nSummary (ratios of medians)")
-    head = ["case", "ws shared", "ws unshared", "ws unshared BN/2", "ws registers", "ws no pingpong",
-            "hopper_attention", "sdpa cudnn", "sdpa flash", "sdpa efficient", "shared/cudnn", "shared/best unshared",
-            "shared/hopper_attention"]
-    rows = []
-    for d, causal, res, _ in table:
-        unshared = max((res.get(k, []) for k in ("ws unshared", "ws unshared BN/2", "ws registers")), key=_med)
-        rows.append([f"D={d} {'causal' if causal else 'full'}", *(_cell(res.get(h, [])) for h in head[1:10]),
-                     _ratio(res["ws shared"], res.get("sdpa cudnn")), _ratio(res["ws shared"], unshared),
-                     _ratio(res["ws shared"], res.get("hopper_attention"))])
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
-    print(" | ".join(h.ljust(w) for h, w in zip(head, widths)))
-    print("-|-".join("-" * w for w in widths))
-    for r in rows:
-        print(" | ".join(c.ljust(w) for c, w in zip(r, widths)))
+    print_tables(table, args.rounds, args.sweep)
     return 0
 
 

@@ -44,13 +44,18 @@ def disassembler() -> str | None:
     return _tool("nvdisasm")
 
 
-def ptxas() -> str | None:
-    return _tool("ptxas")
+def ptxas(arch: int = 90) -> str | None:
+    """The ptxas Triton itself runs for `arch` (3.9 uses its newer `ptxas-blackwell` from sm_90 on)."""
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas
+        return get_ptxas(arch).path
+    except Exception:  # no NVIDIA backend, or a tool Triton cannot find
+        return _tool("ptxas")
 
 
 def ptxas_report(ptx: str, arch: str = "sm_90a") -> str | None:
     """ptxas -v's messages for a PTX module (registers, spills, 'wgmma ... serialized' warnings), or None."""
-    tool = _tool("ptxas")
+    tool = ptxas(int(re.match(r"sm_(\d+)", arch).group(1)))
     if tool is None:
         return None
     res = subprocess.run([tool, f"-arch={arch}", "-v", "-o", os.devnull, "-"], input=ptx, capture_output=True,
