@@ -27,6 +27,12 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$VENV/bin/python" -m pip install -q --no-index --no-deps .gpu-wheels/*.whl; } > "$LOG/deps.txt" 2>&1 \
     || echo "venv / wheel install failed (see deps.txt)"
 fi
+# a venv left by an earlier run on a still-warm machine gets this checkout's wheel if it changed
+WHEEL_SUM=$(cat .gpu-wheels/tlx_alias-*.whl 2>/dev/null | sha256sum | cut -c1-16)
+if [ "$(cat "$VENV/.tlx-wheel" 2>/dev/null)" != "$WHEEL_SUM" ]; then
+  "$VENV/bin/python" -m pip install -q --no-index --no-deps --force-reinstall .gpu-wheels/tlx_alias-*.whl \
+    >> "$LOG/deps.txt" 2>&1 && echo "$WHEEL_SUM" > "$VENV/.tlx-wheel"
+fi
 export PY="$VENV/bin/python -P"
 export TRITON_CACHE_DIR=/tmp/tlx-gpu-cache
 run() {  # run NAME CMD...: log to $LOG/NAME.txt, print its tail
