@@ -31,6 +31,8 @@ def _cases():
         cases.append(("hopper_gemm 128x256x64 4 stages (sm_90a)", *hopper_gemm.overhead_case(), 90))
     except (ImportError, AttributeError):
         pass
+    from tlx_alias.kernels import hopper_attention_ws
+    cases.append(("hopper_attention_ws D=128 3 stages (sm_90a)", *hopper_attention_ws.overhead_case(), 90))
     return cases
 
 

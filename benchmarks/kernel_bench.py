@@ -23,7 +23,7 @@ import inspect
 import math
 import sys
 
-KERNELS = ("hopper_gemm", "hopper_attention", "blackwell_gemm", "blackwell_attention")
+KERNELS = ("hopper_gemm", "hopper_attention", "hopper_attention_ws", "blackwell_gemm", "blackwell_attention")
 
 
 def _select(name: str | None):
@@ -284,7 +284,9 @@ def main(argv=None):
     print(f"GPU: {torch.cuda.get_device_name()} (sm_{major}{minor}), torch {torch.__version__}\n")
     for name in names:
         arch, bench = GPU_BENCHES.get(name, (None, None))
-        if bench is None:
+        if name == "hopper_attention_ws":
+            print(f"{name}: its A/B table is python benchmarks/attention_ws_bench.py (scripts/gpu_run.sh ws-bench)")
+        elif bench is None:
             print(f"{name}: no GPU benchmark here (compile report above)")
         elif arch != major:
             print(f"{name}: needs sm_{arch}x, this GPU is sm_{major}{minor}: skipped")

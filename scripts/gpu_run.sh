@@ -3,6 +3,11 @@
 # jaxlib.mlir for the MLIR bindings, no package index). Logs go to $OUT (or ./gpu-logs).
 #
 #   bash scripts/gpu_run.sh [env] [tests] [sanitize] [bench]      (default: all four)
+#   bash scripts/gpu_run.sh ws        the warp-specialized attention alone (< 9 min on an H100): small launches
+#                                     and the SASS per partition, its GPU tests, memcheck + racecheck on small
+#                                     launches, the A/B table (= ws-smoke ws-tests ws-sanitize ws-bench, each
+#                                     also a stage of its own; each under a time limit, the rest skipped after
+#                                     one times out)
 #
 # The project goes there as its own wheel, with the wheels the machine lacks (z3-solver, pytest,
 # hypothesis), all in .gpu-wheels/ (`make gpu-wheels` fills it), installed into a venv that sees the
@@ -22,6 +27,12 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$VENV/bin/python" -m pip install -q --no-index --no-deps .gpu-wheels/*.whl; } > "$LOG/deps.txt" 2>&1 \
     || echo "venv / wheel install failed (see deps.txt)"
 fi
+# a venv left by an earlier run on a still-warm machine gets this checkout's wheel if it changed
+WHEEL_SUM=$(cat .gpu-wheels/tlx_alias-*.whl 2>/dev/null | sha256sum | cut -c1-16)
+if [ "$(cat "$VENV/.tlx-wheel" 2>/dev/null)" != "$WHEEL_SUM" ]; then
+  "$VENV/bin/python" -m pip install -q --no-index --no-deps --force-reinstall .gpu-wheels/tlx_alias-*.whl \
+    >> "$LOG/deps.txt" 2>&1 && echo "$WHEEL_SUM" > "$VENV/.tlx-wheel"
+fi
 export PY="$VENV/bin/python -P"
 export TRITON_CACHE_DIR=/tmp/tlx-gpu-cache
 run() {  # run NAME CMD...: log to $LOG/NAME.txt, print its tail
@@ -32,8 +43,21 @@ run() {  # run NAME CMD...: log to $LOG/NAME.txt, print its tail
   local rc=$?
   echo "--- $name rc=$rc in $(( $(date +%s) - t0 ))s"
   tail -n 25 "$LOG/$name.txt"
+  return $rc
 }
+WS_HUNG=""   # set when a ws stage times out: the later ws stages are skipped (a hung kernel would hang them too)
+ws_run() {  # ws_run NAME SECONDS CMD...: run under a time limit unless an earlier ws stage hung
+  local name=$1 limit=$2; shift 2
+  if [ -n "$WS_HUNG" ]; then echo "=== $name: skipped ($WS_HUNG timed out)"; return; fi
+  run "$name" timeout -k 10 "$limit" "$@"
+  [ $? -eq 124 ] && WS_HUNG=$name
+  return 0
+}
+EXPANDED=""
 for stage in $STAGES; do
+  [ "$stage" = ws ] && EXPANDED="$EXPANDED ws-smoke ws-tests ws-sanitize ws-bench" || EXPANDED="$EXPANDED $stage"
+done
+for stage in $EXPANDED; do
   case $stage in
     env)
       run env bash -c 'date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv;
@@ -51,6 +75,22 @@ for stage in $STAGES; do
           $PY -m pytest -q -p no:cacheprovider test/pytest/test_gpu_aliasing.py
         run "sanitize-$tool-kernels" "$SAN" --tool "$tool" $PY test/tools/gpu_smoke.py
       done ;;
+    ws-smoke)
+      # every configuration the ws stages launch compiled first, 16 processes at a time (--warm); then small
+      # launches of every head dim and mask: a wrong result or a hang shows here; the SASS per partition
+      ws_run ws-smoke 240 $PY test/tools/gpu_smoke_ws.py --warm --sass ;;
+    ws-tests)
+      # the tests and the benchmark share one Triton cache: the kernels compiled here are not compiled again
+      export WS_TEST_SHARED_CACHE=1
+      ws_run ws-tests 300 $PY -m pytest -q -p no:cacheprovider test/pytest/test_kernels_hopper_ws.py \
+        -k "reference or repeatable" ;;
+    ws-sanitize)
+      SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+      for tool in memcheck racecheck; do
+        ws_run "ws-$tool" 180 "$SAN" --tool "$tool" $PY test/tools/gpu_smoke_ws.py --small
+      done ;;
+    ws-bench)
+      ws_run ws-bench 330 $PY benchmarks/attention_ws_bench.py ;;
     bench)
       # two full repeats, to report the spread between them
       run bench-1 $PY benchmarks/kernel_bench.py --no-proof
