@@ -97,7 +97,8 @@ def draw_case(seed: int, index: int) -> Case:
             shape = (rng.choice([8, 16, 32, 64, 128]), rng.choice([16, 32, 64, 128]))
         else:
             dtype = rng.choice(["float32", "float32", "bfloat16", "float16"])
-            n = rng.choice([1, 2, 4, 8, 16, 32, 64, 128]) if dtype == "float32" else rng.choice([2, 4, 16, 64, 128, 256])
+            widths = [1, 2, 4, 8, 16, 32, 64, 128] if dtype == "float32" else [2, 4, 16, 64, 128, 256]
+            n = rng.choice(widths)
             cols = n * ITEMSIZE[dtype] // 4
             # Triton itself refuses TMEM loads/stores of a 64-row tile one column wide (plain Gluon too)
             shape = (rng.choice([128, 128, 64]) if cols > 1 else 128, n)
@@ -109,7 +110,9 @@ def draw_case(seed: int, index: int) -> Case:
             return names[0]
         kind = rng.choice(["shared", "distinct"])
         k = rng.choice([1, 1, 2, 4]) if kind == "shared" else rng.choice([1, 1, 1, 1, 2])
-        cuts = sorted(rng.sample(range(1, len(names)), rng.randint(0, min(2, len(names) - 1)))) if len(names) > 1 else []
+        cuts = []
+        if len(names) > 1:
+            cuts = sorted(rng.sample(range(1, len(names)), rng.randint(0, min(2, len(names) - 1))))
         parts = [names[a:b] for a, b in zip([0] + cuts, cuts + [len(names)])]
         children = [build(p, depth + 1) for p in parts]
         counter[0] += 1

@@ -47,8 +47,10 @@ def test_the_oracle_imports_nothing_of_the_project():
 def seed000(explicit=None):
     """README's demo: qk 128x128 fp32 (128 cols), p 128x64 bf16 (32 cols) sub-tiled by 2, alpha/l/m 1 col."""
     leaves = [Leaf("qk", (128, 128), "float32", 2), Leaf("p", (128, 64), "bfloat16", 4),
-              Leaf("alpha", (128, 1), "float32", 2), Leaf("l", (128, 1), "float32", 2), Leaf("m", (128, 1), "float32", 2)]
-    tree = Group("g3", "shared", 1, ["qk", Group("g2", "distinct", 1, [Group("g1", "shared", 2, ["p"]), "alpha", "l", "m"])])
+              Leaf("alpha", (128, 1), "float32", 2), Leaf("l", (128, 1), "float32", 2),
+              Leaf("m", (128, 1), "float32", 2)]
+    inner = Group("g2", "distinct", 1, [Group("g1", "shared", 2, ["p"]), "alpha", "l", "m"])
+    tree = Group("g3", "shared", 1, ["qk", inner])
     return Case("hand", "tmem", 100, leaves, tree, explicit, True, False)
 
 
