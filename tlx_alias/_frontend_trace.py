@@ -10,6 +10,11 @@
 - An aliased allocation is an ordinary Gluon descriptor whose `type` is a tagged subclass carrying the
   allocation record. Types are what Triton uses to rebuild values after a call boundary (block
   arguments, call results, region clones), so the record survives where `handle` identity does not.
+- The descriptor itself is of a subclass (rebuilt with its type) whose view methods (`slice`, `permute`,
+  `reshape`, `_reinterpret` / `reinterpret`) refuse the whole `[num, *shape]` descriptor: its buffers are
+  addressed per index, and Triton 3.6-3.9 abort the whole process (an assertion in
+  `combineCtaCgaWithShape`) on `permute` / `reshape` of such a 3-D shared memory descriptor, 3.6-3.8 on
+  `slice` along the buffer dimension, 3.6 on `slice` along the last one.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ from __future__ import annotations
 import json
 import re
 
-from triton.experimental.gluon.language._core import base_type, shared_memory_descriptor_type
-from triton.experimental.gluon.language.nvidia.blackwell import tensor_memory_descriptor_type
+from triton.experimental.gluon.language._core import (base_type, builtin, shared_memory_descriptor,
+                                                     shared_memory_descriptor_type)
+from triton.experimental.gluon.language.nvidia.blackwell import tensor_memory_descriptor, tensor_memory_descriptor_type
 
 from tlx_alias.errors import TlxAliasError
 
@@ -142,6 +148,7 @@ class _Tagged:
     def _unflatten_ir(self, handles, cursor):
         value, cursor = super()._unflatten_ir(handles, cursor)
         value.type = self
+        value.__class__ = _ALIASED[self._plain]
         return value, cursor
 
     def mangle(self) -> str:
@@ -164,13 +171,46 @@ class tagged_tmem_type(_Tagged, tensor_memory_descriptor_type):
     _plain = tensor_memory_descriptor_type
 
 
+# ----------------------------------------------------------------------------- views of the whole descriptor
+
+VIEW_METHODS = ("slice", "permute", "reshape", "_reinterpret", "reinterpret")
+
+
+def _refuse_view(name):
+    """A builtin that replaces descriptor method `name` on aliased descriptors with a TlxAliasError."""
+
+    def method(self, *args, _semantic=None, _generator=None, **kwargs):
+        record = self.type._tlx
+        var = record.name or "buf"
+        raise TlxAliasError(f"{var}.{name}", f".{name}() of '{record.label}' (allocated at {record.src}), the whole "
+                            f"multi-buffer descriptor {list(self.shape)} of a storage_alias_spec: aliased buffers "
+                            "are addressed one index at a time (and Triton aborts the process on some of these "
+                            "views of a multi-buffer shared memory descriptor)",
+                            f"select one buffer first: {var}.index(i).{name}(...)",
+                            src_of(_generator) if _generator is not None else None)
+
+    method.__name__ = method.__qualname__ = name
+    return builtin(method)
+
+
+def _aliased_class(base):
+    methods = {name: _refuse_view(name) for name in VIEW_METHODS if hasattr(base, name)}
+    return type(f"aliased_{base.__name__}", (base, ), dict(methods, __doc__="An allocation of a "
+                "storage_alias_spec: a plain Gluon descriptor whose whole-descriptor views are refused."))
+
+
+_ALIASED = {shared_memory_descriptor_type: _aliased_class(shared_memory_descriptor),
+            tensor_memory_descriptor_type: _aliased_class(tensor_memory_descriptor)}
+
+
 def tag_descriptor(desc, record):
-    """Attach `record` to `desc` through its type (the descriptor object stays a plain Gluon one)."""
+    """Attach `record` to `desc` through its type, and refuse views of the whole multi-buffer descriptor."""
     cls = tagged_smem_type if isinstance(desc.type, shared_memory_descriptor_type) else tagged_tmem_type
     ty = cls.__new__(cls)
     ty.__dict__.update(desc.type.__dict__)
     ty._tlx = record
     desc.type = ty
+    desc.__class__ = _ALIASED[cls._plain]
     return desc
 
 

@@ -24,6 +24,7 @@ Gluon side (the frontend and kernels call these instead of the renamed builtins)
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import re
 import sys
@@ -222,11 +223,20 @@ def _tmem_reg_layout(element_ty, shape, layout, num_warps):
 tmem_reg_layout = getattr(_bw, "get_tmem_reg_layout", None) or _gluon.constexpr_function(_tmem_reg_layout)
 
 
+def trace_capability(semantic):
+    """The capability (90, 100 ...) a kernel being traced is compiled for (`options.arch`, "sm90"), or None."""
+    arch = getattr(getattr(semantic.builder, "options", None), "arch", None)
+    m = re.fullmatch(r"sm_?(\d+)a?", str(arch or ""))
+    return int(m.group(1)) if m else None
+
+
 @_builtin
-def reinterpret(desc, dtype, shape, layout, _semantic=None):
+def reinterpret(desc, dtype, shape, layout, _semantic=None, _generator=None):
     """`desc` viewed as `shape` of `dtype` with `layout` (3.9 renamed `_reinterpret` to `reinterpret`)."""
     method = getattr(desc, "reinterpret", None) or desc._reinterpret
-    return method(dtype, shape, layout, _semantic=_semantic)
+    # an aliased descriptor's method takes the caller (to name the kernel line in its error)
+    extra = {"_generator": _generator} if "_generator" in inspect.signature(method).parameters else {}
+    return method(dtype, shape, layout, _semantic=_semantic, **extra)
 
 
 def tmem_layout(block, col_stride=1, two_ctas=False, cta_split=(1, 1)):

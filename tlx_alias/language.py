@@ -26,6 +26,8 @@ from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLay
 
 from tlx_alias._frontend_trace import (assigned_name, opaque_type, record_of, require_generator, src_of,
                                        tag_descriptor, trace)
+from tlx_alias import _triton as compat
+from tlx_alias import targets
 from tlx_alias.errors import TlxAliasError, warn_at
 from tlx_alias.memdesc import parse_memdesc
 
@@ -298,6 +300,17 @@ def local_alloc(shape, dtype, num, storage=storage_kind.smem, reuse=None, layout
     if storage not in (storage_kind.smem, storage_kind.tmem) or not isinstance(storage, storage_kind):
         raise _error(api, f"storage must be tlx.storage_kind.smem or .tmem, got {storage!r}",
                      "pass tlx.storage_kind.smem or tlx.storage_kind.tmem", src)
+    if storage == storage_kind.smem and any(s & (s - 1) for s in shape):
+        # Gluon refuses such a shared memory shape (3.6-3.9), and Triton aborts the process on one that reaches
+        # its layout code; the buffer count (the leading dimension of the descriptor) may be any size
+        raise _error(api, f"an SMEM buffer's dimensions must be powers of two, got {shape}",
+                     f"pad the tile to {[1 << (s - 1).bit_length() for s in shape]} or split it into power-of-two "
+                     "tiles (the buffer count num may be any size)", src)
+    capability = compat.trace_capability(_semantic)
+    if storage == storage_kind.tmem and capability is not None and not targets.has_tmem(capability):
+        # Triton 3.9 rejects the tmem_alloc itself ("requires tcgen05 support") with a bare RuntimeError
+        raise _error(api, f"tensor memory does not exist on sm_{capability}, the target this kernel is compiled for",
+                     "compile for sm_100a or later, or allocate in tlx.storage_kind.smem", src)
     if storage == storage_kind.tmem and (len(shape) != 2 or shape[0] % 64):
         raise _error(api, f"a TMEM buffer must be 2-D with a multiple of 64 rows, got {shape}",
                      "use shape (M, N) with M = 64, 128 or a CTA pair's 256 for tensor memory", src)
