@@ -45,7 +45,7 @@ from tlx_alias.memdesc import TMEM
 from .encode import _attr_int, _attr_str, loc_info
 from .execute import EVAL, _width
 
-RUNS = (256, 384)            # every integer kernel argument takes this value, one run each
+RUNS = (256, 384, 7)         # every integer kernel argument takes this value, one run each (7: odd ring residues)
 MAX_STEPS = 20_000           # ops executed per run (a run over it is retried with the arguments / 4)
 MIN_VALUE = 4                # ... down to this value
 MAX_TRIPS = 4096             # iterations of one loop per entry
