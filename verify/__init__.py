@@ -1,4 +1,4 @@
-"""Z3 safety proof of SMEM/TMEM aliasing in lowered Triton GPU IR (P1..P6, see `props`).
+"""Z3 safety proof of SMEM/TMEM aliasing in lowered Triton GPU IR (P1..P6, P8: `props`; P7, time: `temporal`).
 
 In the pipeline (after the tlx-alias lowering, before code generation):
 
@@ -8,6 +8,9 @@ In the pipeline (after the tlx-alias lowering, before code generation):
 `TLX_ALIAS_PROOF` = `error` (default, fail closed: a violation, and a "cannot prove" on bounds, index
 range or overlap, stop the compile with the reason), `warn` (both become TlxAliasWarning), `strict` (also
 "cannot prove" on capacity: the sum of a kernel's allocations over the limit), `off` (no proof).
+P7 (`temporal`: accesses to shared bytes ordered by the kernel's synchronization, on bounded runs): a
+violation stops the compile under `error`; its "cannot prove" is a warning under `error` and stops only
+under `strict` (a bounded run is evidence, not a proof for all arguments; `TLX_ALIAS_P7=off` skips it).
 Capacity alone stays a warning under `error`: Triton's allocator reuses the memory of allocations whose
 lifetimes do not overlap, which this proof does not model, so a sum over the limit is often fine, and
 Triton itself fails the compile (or the launch) when the placed kernel really does not fit.

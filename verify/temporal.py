@@ -40,7 +40,6 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from tlx_alias import ttg
-from tlx_alias.memdesc import TMEM
 
 from .encode import _attr_int, _attr_str, loc_info
 from .execute import EVAL, _width
@@ -449,8 +448,6 @@ class Sim:
         if name == "ttg.memdesc_reinterpret":
             tenant = _attr_str(op, "tlx.alloc") or f"reinterpret@{hash(op)}"
             label = self.where(op)[0] or _attr_str(op, "tlx.name") or f"reinterpret at {self.src(op)}"
-            if src.tenant == src.alloc.name or _attr_str(op, "tlx.alloc"):
-                pass
             self.env[op.results[0]] = Foot(src.alloc, src.lo, src.lo + md.size, tenant, label)
             return
         if name == "ttg.memdesc_index":
@@ -849,7 +846,8 @@ def p7_temporal(kernel, path=None, runs=RUNS) -> list:
             break
         if all(s.arg_value != value for s in sims):
             sims.append(sim)
-    aliased = [a for a in kernel.allocs if Sim(kernel, 0, path).aliased(a)]
+    probe = Sim(kernel, 0, path)
+    aliased = [a for a in kernel.allocs if probe.aliased(a)]
     out = []
     if stopped is not None:
         value, why, sim = stopped
