@@ -69,6 +69,11 @@ class Stop(Exception):
     """The run cannot go on: P7 cannot prove (the message says why and where)."""
 
 
+class Deadlock(Stop):
+    """Every thread waits: these argument values are outside the kernel's domain (e.g. fewer loop trips than
+    its prologue assumes); the run shows nothing about time, and is reported as skipped."""
+
+
 class Budget(Stop):
     """The run took more than MAX_STEPS ops (the caller retries with smaller argument values)."""
 
@@ -247,7 +252,7 @@ class Sim:
             if self.steps == before and all(not t[0].done for t in live) and len(live) == len(
                     [t for t in self.threads if not t[0].done]):
                 blocked = "; ".join(f"{t[0].name} at {getattr(t[0], 'blocked', '?')}" for t in live)
-                raise Stop(f"the run deadlocks (every thread waits: {blocked})")
+                raise Deadlock(f"the run deadlocks (every thread waits: {blocked})")
 
     # -- interpretation
     def block(self, th, block):
@@ -827,12 +832,15 @@ def _who(sim, x: Access) -> str:
 def p7_temporal(kernel, path=None, runs=RUNS) -> list:
     """P7 verdicts for the aliased allocations of one kernel (none when nothing shares bytes)."""
     from .props import PROVEN, UNKNOWN, VIOLATION, Verdict
-    sims, stopped, shrunk = [], None, []
+    sims, stopped, shrunk, hung = [], None, [], []
     for value in runs:
         while True:
             sim = Sim(kernel, value, path)
             try:
                 sim.run()
+            except Deadlock as exc:
+                hung.append((value, str(exc), sim))
+                sim = None
             except Budget:
                 if value // 4 >= MIN_VALUE:       # loops driven by the arguments themselves: smaller values
                     shrunk.append(value)
@@ -844,8 +852,10 @@ def p7_temporal(kernel, path=None, runs=RUNS) -> list:
             break
         if stopped:
             break
-        if all(s.arg_value != value for s in sims):
+        if sim is not None and all(s.arg_value != value for s in sims):
             sims.append(sim)
+    if stopped is None and not sims and hung:
+        stopped = hung[0]
     probe = Sim(kernel, 0, path)
     aliased = [a for a in kernel.allocs if probe.aliased(a)]
     out = []
@@ -888,6 +898,7 @@ def p7_temporal(kernel, path=None, runs=RUNS) -> list:
         checked = sum(sim.checked.get(a.name, 0) for sim in sims)
         names = ", ".join(sorted(set(tenants.values())))
         note = f"; {', '.join(map(str, shrunk))} exceeded the run budget" if shrunk else ""
+        note += f"; {', '.join(str(h[0]) for h in hung)} deadlocked (outside the kernel's domain)" if hung else ""
         out.append(Verdict("P7", a.name, PROVEN,
                            f"{checked} overlapping accesses of {names} ordered on {len(sims)} bounded runs "
                            f"(integer arguments = {', '.join(str(s.arg_value) for s in sims)}{note})"))
