@@ -1,4 +1,4 @@
-"""Z3 safety proof of SMEM/TMEM aliasing in lowered Triton GPU IR (P1..P6, see `props`).
+"""Z3 safety proof of SMEM/TMEM aliasing in lowered Triton GPU IR (P1..P6, P8: `props`; P7, time: `temporal`).
 
 In the pipeline (after the tlx-alias lowering, before code generation):
 
@@ -8,6 +8,9 @@ In the pipeline (after the tlx-alias lowering, before code generation):
 `TLX_ALIAS_PROOF` = `error` (default, fail closed: a violation, and a "cannot prove" on bounds, index
 range or overlap, stop the compile with the reason), `warn` (both become TlxAliasWarning), `strict` (also
 "cannot prove" on capacity: the sum of a kernel's allocations over the limit), `off` (no proof).
+P7 (`temporal`: accesses to shared bytes ordered by the kernel's synchronization, on bounded runs): a
+violation stops the compile under `error`; its "cannot prove" is a warning under `error` and stops only
+under `strict` (a bounded run is evidence, not a proof for all arguments; `TLX_ALIAS_P7=off` skips it).
 Capacity alone stays a warning under `error`: Triton's allocator reuses the memory of allocations whose
 lifetimes do not overlap, which this proof does not model, so a sum over the limit is often fine, and
 Triton itself fails the compile (or the launch) when the placed kernel really does not fit.
@@ -27,6 +30,7 @@ from tlx_alias.errors import TlxAliasError, warn_at
 
 from . import model as _model
 from . import props as _props
+from . import temporal as _temporal
 from .report import Report, alloc_maps
 
 __all__ = ["prove_module", "enforce", "Report", "capability_of", "MODES", "ENV"]
@@ -80,7 +84,7 @@ def _prove(upstream_module, target, aliases, path) -> Report:
     t0 = time.perf_counter()
     cap = capability_of(target, upstream_module)
     kernels = _model.build(upstream_module, aliases, path, _z3_context())
-    verdicts, maps, notes, calls, units = [], [], [], 0, 0
+    verdicts, maps, notes, calls, units, p7_ms = [], [], [], 0, 0, 0.0
     for k in kernels:
         q = _props.Query(k.enc)
         items = []
@@ -91,12 +95,16 @@ def _prove(upstream_module, target, aliases, path) -> Report:
                 notes.append(f"{a.name}: TMEM encoding alias {a.md.encoding} has no definition; column counts "
                              "assume colStride 1")
         verdicts += _props.settle(items, q) + _props.p6_capacity(k, cap)
+        if _temporal.enabled():
+            t7 = time.perf_counter()
+            verdicts += _temporal.p7_temporal(k, path)
+            p7_ms += (time.perf_counter() - t7) * 1e3
         maps += alloc_maps(k)
         notes += [f"{k.name}: {n}" for n in dict.fromkeys(k.notes)]
         calls += q.calls
         units += q.spent
     return Report(f"sm_{cap}" if cap else "unknown target", cap, [k.name for k in kernels], verdicts, maps, notes,
-                  (time.perf_counter() - t0) * 1e3, calls, path or "", units)
+                  (time.perf_counter() - t0) * 1e3, calls, path or "", units, p7_ms)
 
 
 def mode_from_env() -> str:

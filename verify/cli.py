@@ -27,6 +27,17 @@ EXIT = {SAFE: 0, VIOLATION: 1, UNREADABLE: 2, UNPROVEN: 3}
 PRIORITY = (VIOLATION, UNREADABLE, UNPROVEN, SAFE)      # the first one any input has is the exit status
 
 
+def trace_text(report) -> str:
+    """The interleaving behind each P7 counterexample (the run's last events, oldest first)."""
+    out = []
+    for v in report.verdicts:
+        if v.prop == "P7" and v.status != "proven" and v.data.get("trace"):
+            lines = v.data.get("lines") or []
+            head = f"P7 trace {v.alloc}: {' -> '.join(lines)}" if lines else f"P7 trace {v.alloc}: {v.detail}"
+            out += [head] + [f"  {t}" for t in v.data["trace"]]
+    return "\n".join(out) if out else "P7 trace: no counterexample"
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="tlx-verify", description=__doc__.split("\n\n")[0],
                                 epilog=__doc__[__doc__.index("Exit status"):],
@@ -37,6 +48,8 @@ def main(argv=None) -> int:
     p.add_argument("--json", action="store_true", help="one JSON document with every report")
     p.add_argument("--map", action="store_true", help="print each allocation's memory map per buffer index")
     p.add_argument("--map-svg", metavar="FILE", help="write the memory maps as an SVG picture")
+    p.add_argument("--trace", action="store_true",
+                   help="P7: print the interleaving (threads, accesses, waits) that leads to each counterexample")
     unproven = p.add_mutually_exclusive_group()
     unproven.add_argument("--allow-unproven", action="store_true",
                           help='exit 0 instead of 3 when a check cannot be proven (and nothing is violated)')
@@ -80,6 +93,8 @@ def main(argv=None) -> int:
             _say(report.text())
             if args.map:
                 _say(report.memory_map())
+            if args.trace:
+                _say(trace_text(report))
     svg_error = write_svg(args.map_svg, reports) if args.map_svg else None
     if svg_error:
         _say(f"tlx-verify: error: {svg_error}", sys.stderr)

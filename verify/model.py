@@ -269,6 +269,7 @@ class Kernel:
     untracked: list = field(default_factory=list)
     bad: list = field(default_factory=list)     # (source Ref, src, MemDesc, offsets): slices outside their source
     func: object = None                          # the tt.func op (for bounded concrete runs: verify.execute)
+    aliases: dict = field(default_factory=dict)  # attribute alias definitions (for memdesc types met later)
 
 
 class ModelBuilder:
@@ -319,7 +320,7 @@ class ModelBuilder:
         name = _attr_str(self.func, "sym_name") or "kernel"
         src = self.where(self.func)[1]
         return Kernel(name, src or f"kernel {name}", self.allocs, self.sites, self.notes, self.trees, self.enc,
-                      self.untracked, self.bad, self.func)
+                      self.untracked, self.bad, self.func, self.aliases)
 
     def md(self, value) -> MemDesc | None:
         text = str(value.type)

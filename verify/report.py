@@ -44,6 +44,7 @@ class Report:
     solver_calls: int = 0
     path: str = ""
     resource_units: int = 0          # Z3's deterministic work count, summed over the kernels' checks
+    p7_ms: float = 0.0               # of `ms`: the temporal proof (P7, verify/temporal.py)
 
     # -- verdicts
     @property
@@ -57,8 +58,9 @@ class Report:
     @property
     def blocking(self):
         """The "cannot prove" verdicts that fail a compile by default: all but capacity (P6), which
-        Triton's allocator may still resolve by liveness (see `tlx_alias.verify.enforce`)."""
-        return [v for v in self.unknowns if v.prop != "P6"]
+        Triton's allocator may still resolve by liveness, and time (P7), a bounded run that could not
+        follow the kernel (see `tlx_alias.verify.enforce`); both stop the compile under `strict`."""
+        return [v for v in self.unknowns if v.prop not in ("P6", "P7")]
 
     @property
     def ok(self) -> bool:
@@ -108,7 +110,7 @@ class Report:
         n_alloc = len({m.name for m in self.maps})
         return (f"summary: {n_alloc} allocation{'s' * (n_alloc != 1)}, {len(groups)} verdicts: {count[PROVEN]} proven, "
                 f"{count[VIOLATION]} violated, {count[UNKNOWN]} cannot prove, {count[NA]} n/a -> {verdict} "
-                f"({self.ms:.1f} ms, {self.solver_calls} solver calls)")
+                f"({self.ms:.1f} ms, {self.solver_calls} solver calls{f'; P7 {self.p7_ms:.1f} ms' if self.p7_ms else ''})")
 
     def text(self) -> str:
         head = f"{self.path or '<module>'}: {', '.join(self.kernels) or 'no kernel'} ({self.target})"
@@ -118,7 +120,8 @@ class Report:
     def to_dict(self) -> dict:
         return {
             "path": self.path, "target": self.target, "kernels": self.kernels, "ok": self.ok,
-            "ms": round(self.ms, 2), "solver_calls": self.solver_calls, "notes": self.notes,
+            "ms": round(self.ms, 2), "p7_ms": round(self.p7_ms, 2), "solver_calls": self.solver_calls,
+            "notes": self.notes,
             "verdicts": [v.as_dict() for v in self.verdicts],
             "allocations": [{"name": m.name, "space": m.space, "size": m.size, "unit": m.unit, "src": m.src,
                              "kernel": m.kernel,

@@ -63,3 +63,5 @@ def test_project_kernel_verifies_clean(name):
         report = prove_module(loaded.module, f"cuda:{arch}", loaded.aliases, name + ".ttgir")
     assert report.ok and not report.unknowns, report.text()
     assert any(a.startswith("spec") for a in {m.name for m in report.maps}), "no TLX backing allocation"
+    # P7: the spec's views share bytes, and every access to them is ordered (README: The temporal proof)
+    assert any(v.prop == "P7" and v.status == "proven" for v in report.verdicts), report.text()

@@ -1,0 +1,914 @@
+"""P7, the temporal proof: bytes that two views share are never accessed by both at the same time.
+
+P1-P6 prove *where* views lie; views that a reuse tree declares `shared` (or hand-aliased views) occupy the
+same bytes by design, so their accesses must be ordered in *time*. P7 checks, for every two accesses
+through different tenants of one allocation (a tenant: the allocation itself, each TLX view, each
+`memdesc_reinterpret`) whose byte (TMEM: column) ranges overlap and of which one writes, that the earlier
+one has *completed* before the later one starts, in the happens-before order the kernel's own
+synchronization creates.
+
+How: bounded concrete execution (`Sim`). The kernel's control and integer program runs for a few values of
+its integer arguments (`RUNS`, program 0 of 1: a persistent kernel then walks several tiles), every buffer
+index and ring counter concrete, every loop unrolled as far as it runs. `warp_specialize` partitions are
+threads, run in turn, each as far as it can before an mbarrier wait blocks it. Happens-before is tracked
+with vector clocks (`VC`); the async engines get a clock entry per operation, set when it completes:
+
+- synchronous `local_load/store`, `tmem_load/store`, allocation with a value: complete when they run
+  (program order; within one partition Triton's Membar pass orders conflicting shared-memory accesses of
+  the warps by CTA barriers, which is why warps are not modelled apart);
+- TMA load: completes when a wait on its mbarrier observes the phase its bytes counted towards
+  (mbarrier phases counted: arrivals, expect-tx bytes, parity of the wait);
+- TMA store: reads its source until `async_tma_store_wait(n)` leaves at most n stores of the thread pending;
+- `warp_group_dot` (async): reads its SMEM operands until `warp_group_dot_wait(n)` retires it;
+- `tc_gen5_mma` (async): reads A/B and writes D until an mbarrier arrival that covers it (its own
+  `mbarriers=`, or a later `tc_gen5_commit` of the same thread) is observed by a wait; the MMAs one thread
+  issues run in order (the tcgen05 pipe), so a later MMA of that thread is ordered after an earlier one;
+- mbarrier arrive / expect / wait: release into the phase, acquire from the completed phase.
+Async engines complete as late as the waits allow (a wait that can return without them does not force
+them): the schedule with the least ordering for a given interleaving.
+
+What it does not cover (a run is not all runs): the argument values of `RUNS` only, one interleaving of the
+partitions per run, program 0 of 1, warps of one partition as one thread (relies on Membar), the generic
+and async proxies not distinguished (`fence_async_shared` is not checked), accesses of one tenant to its
+own bytes (ring-slot reuse within one view), other CTAs of a cluster. A run that cannot go on (a value it
+cannot compute, an op touching aliased memory whose timing it does not model, a deadlock, its budget)
+makes P7 "cannot prove" for the allocations it covers, with the reason.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from tlx_alias import ttg
+
+from .encode import _attr_int, _attr_str, loc_info
+from .execute import EVAL, _width
+
+RUNS = (256, 384, 7)         # every integer kernel argument takes this value, one run each (7: odd ring residues)
+MAX_STEPS = 20_000           # ops executed per run (a run over it is retried with the arguments / 4)
+MIN_VALUE = 4                # ... down to this value
+MAX_TRIPS = 4096             # iterations of one loop per entry
+TRACE_EVENTS = 200           # events kept for --trace
+MAX_VIOLATIONS = 8           # distinct (op, op) pairs reported per allocation
+
+SYNC_READ = {"ttg.local_load", "ttng.tmem_load"}
+SYNC_WRITE = {"ttg.local_store", "ttng.tmem_store", "ttg.local_alloc", "ttng.tmem_alloc"}
+BARRIER_OPS = {"ttng.init_barrier", "ttng.inval_barrier", "ttng.barrier_expect", "ttng.arrive_barrier",
+               "ttng.wait_barrier"}
+NO_MEMORY = {"ttng.fence_async_shared", "ttg.barrier", "gpu.barrier", "ttg.local_dealloc", "ttng.tmem_dealloc",
+             "ttng.async_tma_store_wait", "ttng.warp_group_dot_wait", "scf.yield", "scf.condition",
+             "ttg.warp_yield", "ttg.warp_return", "tt.return", "arith.select"}
+DESC = {"ttg.memdesc_reinterpret", "ttg.memdesc_index", "ttg.memdesc_subslice", "ttng.tmem_subslice",
+        "ttg.memdesc_trans", "ttg.memdesc_reshape"}
+
+
+_SCALAR = {"i1", "i8", "i16", "i32", "i64", "index"}
+
+
+class Stop(Exception):
+    """The run cannot go on: P7 cannot prove (the message says why and where)."""
+
+
+class Deadlock(Stop):
+    """Every thread waits: these argument values are outside the kernel's domain (e.g. fewer loop trips than
+    its prologue assumes); the run shows nothing about time, and is reported as skipped."""
+
+
+class Budget(Stop):
+    """The run took more than MAX_STEPS ops (the caller retries with smaller argument values)."""
+
+
+def _op(x):
+    return getattr(x, "operation", x)
+
+
+_DESC_TYPES: dict = {}
+
+
+def _is_desc(v) -> bool:
+    t = v.type
+    try:
+        return _DESC_TYPES[t]
+    except (KeyError, TypeError):
+        out = "memdesc<" in str(t)
+        try:
+            _DESC_TYPES[t] = out
+        except TypeError:
+            pass
+        return out
+
+
+def _is_barrier_type(v) -> bool:
+    return "xi64" in str(v.type)
+
+
+@dataclass
+class Foot:
+    """What a descriptor value denotes at run time: units [lo, hi) of `alloc`, seen through `tenant`."""
+    alloc: object
+    lo: int
+    hi: int
+    tenant: str                      # key of the view the bytes are accessed through
+    label: str                       # its name for people
+
+
+@dataclass(eq=False)
+class Access:
+    op: object
+    foot: Foot
+    write: bool
+    kind: str                        # "sync", "tma-load", "tma-store", "wgmma", "tcgen05"
+    thread: "Thread"
+    trail: tuple
+    step: int
+    end: tuple | None = None         # (clock key, value) once complete: who knows it has seen it finish
+    seq: int = -1                    # tcgen05: issue number within the thread (in-order pipe)
+    barrier: str = ""                # TMA load: the mbarrier it counts towards
+    uid: int = 0                     # its clock key (async: set when it completes)
+
+
+@dataclass
+class Thread:
+    tid: str
+    name: str
+    vc: dict = field(default_factory=dict)
+    trail: list = field(default_factory=list)
+    wgmma: list = field(default_factory=list)    # [[Access...]] per async dot, oldest first
+    stores: list = field(default_factory=list)   # [Access] TMA stores in flight
+    mmas: list = field(default_factory=list)     # tcgen05 MMAs issued and not yet known complete
+    mma_seq: int = 0
+    wg_seq: int = 0
+    store_seq: int = 0
+    done: bool = False
+
+    def tick(self):
+        self.vc[self.tid] = self.vc.get(self.tid, 0) + 1
+        return (self.tid, self.vc[self.tid])
+
+
+def _join(a: dict, b: dict):
+    for k, v in b.items():
+        if a.get(k, 0) < v:
+            a[k] = v
+
+
+@dataclass
+class Barrier:
+    key: str
+    count: int
+    left: int
+    tx: int = 0
+    phase: int = 0                   # completed phases
+    acc: dict = field(default_factory=dict)
+    done: list = field(default_factory=list)     # VC of each completed phase
+    pending: list = field(default_factory=list)  # async contributions not yet forced, oldest first
+
+
+@dataclass
+class Violation:
+    first: Access
+    second: Access
+    lo: int
+    hi: int
+    why: str
+    trace: list
+    kind: str = "sync"               # the completion that was missing: the first access's engine, or "sync"
+
+
+class Sim:
+    """One run: threads, barriers, the access history of aliased allocations, what went wrong."""
+
+    def __init__(self, kernel, arg_value: int, path=None):
+        self.k, self.path = kernel, path
+        self.arg_value = arg_value
+        self.env: dict = {}
+        self.steps = 0
+        self.bars: dict = {}
+        self.frontier: dict = {}         # alloc name -> {(tenant, lo, hi): [Access]}
+        self.tenants: dict = {}          # alloc name -> {tenant: label}
+        self.violations: list = []
+        self.seen_pairs: set = set()
+        self.events = deque(maxlen=TRACE_EVENTS)   # (thread name, text or Access): the last events, for --trace
+        self.checked: dict = {}          # alloc name -> overlapping pairs checked
+        self.threads: list = []
+        self.alloc_of = {_op(a.op): a for a in kernel.allocs}
+        self.uids = 0
+        self._plans: dict = {}
+        self._src: dict = {}
+        self._aliased: dict = {}
+        self._mds: dict = {}
+
+    # -- places and names
+    def where(self, op):
+        name, src = loc_info(op.location, self.path)
+        return _attr_str(op, "tlx.name") or name, _attr_str(op, "tlx.src") or src
+
+    def src(self, op) -> str:
+        try:
+            return self._src[op]
+        except KeyError:
+            out = self._src[op] = self.where(op)[1] or "?"
+            return out
+
+    def log(self, th, text):
+        self.events.append((th.name, text))
+
+    def text(self, event) -> str:
+        """One line of the interleaving (`--trace`): accesses are formatted only when shown."""
+        who, e = event
+        if isinstance(e, Access):
+            e = (f"{'write' if e.write else 'read '} {e.foot.label} {e.foot.alloc.unit} [{e.foot.lo}, {e.foot.hi}) "
+                 f"by {e.op.name} ({e.kind}) at {self.src(e.op)}{_iters(e.trail)}")
+        return f"[{who}] {e}"
+
+    # -- scheduler
+    def run(self):
+        func = self.k.func
+        body = func.regions[0].blocks[0]
+        for a in body.arguments:
+            t = str(a.type)
+            if t in ("i32", "i64", "index", "i16", "i8"):
+                self.env[a] = self.arg_value
+        main = Thread("t0", "default")
+        self.spawn(main, self.block(main, body))
+        self.schedule()
+        return self
+
+    def spawn(self, th, gen):
+        self.threads.append([th, gen])
+
+    def schedule(self):
+        while True:
+            live = [t for t in self.threads if not t[0].done]
+            if not live:
+                return
+            before = self.steps
+            for entry in live:
+                th, gen = entry
+                try:
+                    next(gen)
+                except StopIteration:
+                    th.done = True
+            if self.steps == before and all(not t[0].done for t in live) and len(live) == len(
+                    [t for t in self.threads if not t[0].done]):
+                blocked = "; ".join(f"{t[0].name} at {getattr(t[0], 'blocked', '?')}" for t in live)
+                raise Deadlock(f"the run deadlocks (every thread waits: {blocked})")
+
+    # -- interpretation
+    def block(self, th, block):
+        for op in self.plan(block):
+            yield from self.op(th, op)
+
+    def plan(self, block) -> list:
+        """The ops of a block that matter to a run: scalar integer ops, control flow, descriptors, memory
+        and barrier ops (tensor arithmetic is skipped: it neither decides control flow nor touches memory)."""
+        key = block
+        try:
+            return self._plans[key]
+        except KeyError:
+            pass
+        ops = []
+        for op in block.operations:
+            op = _op(op)
+            scalar = any(str(r.type) in _SCALAR for r in op.results)
+            if scalar or len(op.regions) or any(_is_desc(v) for v in list(op.operands) + list(op.results)) \
+                    or op.name in ACCESS or op.name in BARRIER_OPS or not len(op.results):
+                ops.append(op)
+        self._plans[key] = ops
+        return ops
+
+    def val(self, v, op):
+        if v not in self.env:
+            raise Stop(f"{op.name} at {self.src(op)} needs a value this run cannot compute")
+        return self.env[v]
+
+    def op(self, th, op):
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise Budget(f"the run's budget of {MAX_STEPS} ops is used up")
+        name = op.name
+        if name == "arith.constant":
+            text = str(op.attributes["value"]).split(":")[0].strip()
+            if text in ("true", "false"):
+                self.env[op.results[0]] = text == "true"
+            else:
+                try:
+                    self.env[op.results[0]] = int(text)
+                except ValueError:
+                    pass
+            return
+        if name in EVAL and name != "arith.select":
+            try:
+                args = [self.env[a] for a in op.operands]
+            except KeyError:
+                return
+            try:
+                self.env[op.results[0]] = EVAL[name](op, args, _width(op.operands[0]))
+            except (ZeroDivisionError, TypeError, ValueError):
+                pass
+            return
+        if name == "arith.select":
+            c = self.env.get(op.operands[0])
+            if _is_desc(op.results[0]):
+                if c is None:
+                    raise Stop(f"the descriptor chosen at {self.src(op)} depends on a value this run cannot compute")
+                self.env[op.results[0]] = self.env.get(op.operands[1] if c else op.operands[2])
+            elif c is not None and op.operands[1] in self.env and op.operands[2] in self.env:
+                self.env[op.results[0]] = self.env[op.operands[1] if c else op.operands[2]]
+            return
+        if name == "tt.get_program_id":
+            self.env[op.results[0]] = 0
+            return
+        if name == "tt.get_num_programs":
+            self.env[op.results[0]] = 1
+            return
+        if name == "scf.for":
+            yield from self._for(th, op)
+            return
+        if name == "scf.if":
+            yield from self._if(th, op)
+            return
+        if name == "scf.while":
+            yield from self._while(th, op)
+            return
+        if name == ttg.WS:
+            yield from self._ws(th, op)
+            return
+        if name in ("ttg.local_alloc", "ttng.tmem_alloc"):
+            a = self.alloc_of.get(op)
+            if a is not None:
+                self.env[op.results[0]] = Foot(a, 0, a.size, a.name, a.name)
+                if len(op.operands):
+                    self.access(th, op, op.results[0], True, "sync")
+            return
+        if name in DESC:
+            self._desc(op)
+            return
+        if name in BARRIER_OPS:
+            yield from self._barrier(th, op)
+            return
+        if name in ACCESS:
+            ACCESS[name](self, th, op)
+            return
+        if name in NO_MEMORY:
+            return
+        for v in op.operands:           # an op this model does not time, on aliased memory: give up
+            if _is_desc(v) and isinstance(self.env.get(v), Foot) and self.aliased(self.env[v].alloc):
+                raise Stop(f"{name} at {self.src(op)} touches {self.env[v].alloc.name}, and P7 does not model "
+                           "when it reads or writes")
+
+    def aliased(self, alloc) -> bool:
+        """An allocation that two tenants may share: a TLX backing, several views, or a borrowed buffer."""
+        try:
+            return self._aliased[alloc]
+        except KeyError:
+            out = self._aliased[alloc] = bool(alloc.spec) or any(s.borrow for s in alloc.subs) or \
+                len({v.name for v in alloc.views if not v.backing}) > 1
+            return out
+
+    # -- control flow
+    def _for(self, th, op):
+        lb, ub, step = (self.val(op.operands[i], op) for i in range(3))
+        body = op.regions[0].blocks[0]
+        state = [self.env.get(v) for v in list(op.operands)[3:]]
+        where = self.src(op)
+        iv, trips = lb, 0
+        while iv < ub:
+            trips += 1
+            if trips > MAX_TRIPS:
+                raise Stop(f"the loop at {where} runs more than {MAX_TRIPS} iterations")
+            self._bind([iv] + state, list(body.arguments))
+            th.trail.append((where, trips - 1))
+            yield from self.block(th, body)
+            th.trail.pop()
+            state = self._yielded(body)
+            iv += step
+        self._bind(state, list(op.results))
+
+    def _if(self, th, op):
+        cond = self.val(op.operands[0], op)
+        region = op.regions[0] if cond else op.regions[1]
+        if not len(region.blocks):
+            return
+        yield from self.block(th, region.blocks[0])
+        self._bind(self._yielded(region.blocks[0]), list(op.results))
+
+    def _while(self, th, op):
+        before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+        state = [self.env.get(v) for v in op.operands]
+        where = self.src(op)
+        for trip in range(MAX_TRIPS + 1):
+            self._bind(state, list(before.arguments))
+            yield from self.block(th, before)
+            cond = self.val(_op(list(before.operations)[-1]).operands[0], op)
+            forwarded = self._yielded(before, 1)
+            if not cond:
+                self._bind(forwarded, list(op.results))
+                return
+            self._bind(forwarded, list(after.arguments))
+            th.trail.append((where, trip))
+            yield from self.block(th, after)
+            th.trail.pop()
+            state = self._yielded(after)
+        raise Stop(f"the loop at {where} runs more than {MAX_TRIPS} iterations")
+
+    def _ws(self, th, op):
+        """Workers are new threads (they start with the parent's clock); the parent runs the default region,
+        then waits for every worker (the region's end joins them)."""
+        parts = ttg.partitions_op(op)
+        workers = []
+        if parts is not None:
+            caps = [self.env.get(v) for v in ttg.captures(op)]
+            for k, region in enumerate(parts.regions):
+                w = Thread(f"{th.tid}.{k}", f"partition {k} ({self.src(op)})", dict(th.vc), list(th.trail))
+                self._bind(caps, list(region.blocks[0].arguments))
+                workers.append(w)
+                self.spawn(w, self.block(w, region.blocks[0]))
+        th.tick()
+        yield from self.block(th, op.regions[0].blocks[0])
+        while not all(w.done for w in workers):
+            th.blocked = f"the end of warp_specialize at {self.src(op)}"
+            yield
+        for w in workers:
+            _join(th.vc, w.vc)
+
+    def _bind(self, values, targets):
+        for v, t in zip(values, targets):
+            if v is not None:
+                self.env[t] = v
+            else:
+                self.env.pop(t, None)
+
+    def _yielded(self, block, start=0):
+        term = _op(list(block.operations)[-1])
+        return [self.env.get(v) for v in list(term.operands)[start:]]
+
+    # -- descriptors
+    def _desc(self, op):
+        src = self.env.get(op.operands[0])
+        if not isinstance(src, Foot):
+            return                      # not tracked (e.g. a descriptor of no allocation): uses will say
+        md = self.k_md(op.results[0])
+        name = op.name
+        if name == "ttg.memdesc_reinterpret":
+            tenant = _attr_str(op, "tlx.alloc") or f"reinterpret@{hash(op)}"
+            label = self.where(op)[0] or _attr_str(op, "tlx.name") or f"reinterpret at {self.src(op)}"
+            self.env[op.results[0]] = Foot(src.alloc, src.lo, src.lo + md.size, tenant, label)
+            return
+        if name == "ttg.memdesc_index":
+            i = self.val(op.operands[1], op)
+            smd = self.k_md(op.operands[0])
+            lo = src.lo + i * smd.buffer_units
+            self.env[op.results[0]] = Foot(src.alloc, lo, lo + md.size, src.tenant, src.label)
+            return
+        if name == "ttng.tmem_subslice":
+            n = _attr_int(op, "N")
+            if n is None and (_attr_int(op, "dim") or 1) == 1:
+                n = _attr_int(op, "offset")
+            smd = self.k_md(op.operands[0])
+            off = int(n * smd.cols_per_element()) if n is not None else 0
+            lo = src.lo + off if n is not None else src.lo
+            hi = lo + md.size if n is not None else src.hi
+            self.env[op.results[0]] = Foot(src.alloc, lo, hi, src.tenant, src.label)
+            return
+        if name == "ttg.memdesc_subslice":
+            # the slice lies inside its source; its exact bytes are not needed for an over-approximation
+            self.env[op.results[0]] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label)
+            return
+        self.env[op.results[0]] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label)   # trans / reshape
+
+    def k_md(self, v):
+        try:
+            return self._mds[v]
+        except KeyError:
+            out = self._mds[v] = _md(self.k, v)
+            return out
+
+    def foot(self, v, op) -> Foot | None:
+        f = self.env.get(v)
+        if f is None and _is_desc(v):
+            raise Stop(f"{op.name} at {self.src(op)} uses a descriptor this run did not follow")
+        return f
+
+    # -- accesses and the happens-before check
+    def access(self, th, op, v, write, kind, barrier="", seq=-1) -> Access | None:
+        f = self.foot(v, op)
+        if f is None or not self.aliased(f.alloc):
+            return None
+        if kind == "sync":
+            end = th.tick()
+        else:
+            th.tick()
+            end = None
+        self.uids += 1
+        a = Access(op, f, write, kind, th, tuple(th.trail), self.steps, end, seq, barrier, self.uids)
+        self.events.append((th.name, a))
+        self.tenants.setdefault(f.alloc.name, {})[f.tenant] = f.label
+        front = self.frontier.setdefault(f.alloc.name, {})
+        for (tenant, lo, hi), olds in front.items():
+            if tenant == f.tenant or hi <= f.lo or f.hi <= lo:
+                continue
+            for old in olds:
+                if not (old.write or write):
+                    continue
+                self.checked[f.alloc.name] = self.checked.get(f.alloc.name, 0) + 1
+                why = self.unordered(old, a)
+                if why:
+                    self.report(old, a, max(lo, f.lo), min(hi, f.hi), why)
+        key = (f.tenant, f.lo, f.hi)
+        keep = [o for o in front.get(key, []) if not (self.hb(o, a) and (write or not o.write))]
+        front[key] = keep + [a]
+        return a
+
+    def hb(self, a: Access, b: Access) -> bool:
+        if a.kind == b.kind == "tcgen05" and a.thread is b.thread and a.seq < b.seq:
+            return True                  # one thread's tcgen05 MMAs run in issue order
+        if a.end is None:
+            return False
+        k, v = a.end
+        return b.thread.vc.get(k, 0) >= v
+
+    def unordered(self, a, b) -> str:
+        if self.hb(a, b):
+            return ""
+        if a.end is None:
+            return _in_flight(a, self)
+        return (f"{a.thread.name} finished it, but nothing orders that before {b.thread.name}'s access: no mbarrier "
+                f"wait in {b.thread.name} observes a phase released after it")
+
+    def report(self, a, b, lo, hi, why):
+        pair = (a.op, b.op)
+        if pair in self.seen_pairs or len(self.violations) >= MAX_VIOLATIONS:
+            return
+        self.seen_pairs.add(pair)
+        self.violations.append(Violation(a, b, lo, hi, why, list(self.events), a.kind if a.end is None else "sync"))
+
+    def complete(self, a: Access, key):
+        if a.end is None:
+            a.end = key
+
+    # -- barriers
+    def bar(self, v, op) -> Barrier:
+        f = self.foot(v, op)
+        key = f"{f.alloc.name}+{f.lo}" if f else "?"
+        if key not in self.bars:
+            raise Stop(f"{op.name} at {self.src(op)} uses the mbarrier {key} before any init_barrier")
+        return self.bars[key]
+
+    def _pred(self, op, k_from_end=None):
+        flags = [a for a in op.operands if str(a.type) == "i1"]
+        if not flags:
+            return True
+        p = self.env.get(flags[0] if k_from_end is None else flags[k_from_end])
+        if p is None:
+            raise Stop(f"the predicate of {op.name} at {self.src(op)} cannot be computed by this run")
+        return bool(p)
+
+    def _barrier(self, th, op):
+        name = op.name
+        if name == "ttng.init_barrier":
+            f = self.foot(op.operands[0], op)
+            key = f"{f.alloc.name}+{f.lo}"
+            n = _attr_int(op, "count") or 1
+            self.bars[key] = Barrier(key, n, n)
+            return
+        if name == "ttng.inval_barrier":
+            return
+        if not self._pred(op):
+            return
+        b = self.bar(op.operands[0], op)
+        if name == "ttng.arrive_barrier":
+            self.log(th, f"arrive on {b.key} (phase {b.phase}) at {self.src(op)}{_iters(th.trail)}")
+            th.tick()
+            self.arrive(b, dict(th.vc), _attr_int(op, "count") or 1)
+            return
+        if name == "ttng.barrier_expect":
+            th.tick()
+            b.tx += _attr_int(op, "size") or 0
+            self.log(th, f"expect {_attr_int(op, 'size')} bytes on {b.key} (phase {b.phase}) at {self.src(op)}")
+            self.arrive(b, dict(th.vc), 1)
+            return
+        # wait_barrier
+        parity = self.val(op.operands[1], op) & 1
+        while True:
+            if b.phase % 2 != parity:
+                if b.phase:
+                    _join(th.vc, b.done[b.phase - 1])
+                self.log(th, f"wait on {b.key} parity {parity} returns (phase {b.phase - 1} complete) at "
+                             f"{self.src(op)}{_iters(th.trail)}")
+                return
+            if b.pending:
+                self.force(b, b.pending.pop(0))
+                continue
+            th.blocked = f"the wait on {b.key} at {self.src(op)}"
+            yield
+
+    def arrive(self, b, vc, count):
+        b.left -= count
+        _join(b.acc, vc)
+        self.maybe_complete(b)
+
+    def maybe_complete(self, b):
+        if b.left <= 0 and b.tx <= 0:
+            b.done.append(b.acc)
+            b.phase += 1
+            b.left, b.tx, b.acc = b.count + b.left, 0, {}
+
+    def force(self, b, c):
+        """An async contribution to `b` happens now (as late as possible: only a wait makes it)."""
+        kind = c[0]
+        if kind == "tma":
+            _, a, nbytes, vc = c
+            key = ("tma", a.uid)
+            self.complete(a, (key, 1))
+            done = dict(vc)
+            done[key] = 1
+            b.tx -= nbytes
+            _join(b.acc, done)
+            self.maybe_complete(b)
+        else:                           # a tcgen05 arrival: every MMA of the thread issued before it is done
+            _, th, upto, vc = c
+            pipe = ("pipe", th.tid)         # the thread's tcgen05 pipe completes in issue order
+            for m in [m for m in th.mmas if m[0].seq < upto]:
+                for a in m:
+                    self.complete(a, (pipe, a.seq))
+            th.mmas = [m for m in th.mmas if m[0].seq >= upto]
+            done = dict(vc)
+            done[pipe] = max(done.get(pipe, 0), upto - 1)
+            b.left -= 1
+            _join(b.acc, done)
+            self.maybe_complete(b)
+
+
+def _md(kernel, v):
+    from tlx_alias.memdesc import parse_memdesc
+    cache = kernel.__dict__.setdefault("_p7_types", {})
+    t = str(v.type)
+    if t not in cache:
+        cache[t] = parse_memdesc(t, getattr(kernel, "aliases", None) or {})
+    return cache[t]
+
+
+def _iters(trail) -> str:
+    if not trail:
+        return ""
+    return " (" + ", ".join(f"iteration {i} of the loop at {w}" for w, i in trail[-2:][::-1]) + ")"
+
+
+def _in_flight(a: Access, sim) -> str:
+    src = sim.src(a.op)
+    if a.kind == "tma-load":
+        return (f"the TMA load at {src} was still writing: no wait on its mbarrier {a.barrier} observed the phase "
+                "it completes before this access")
+    if a.kind == "tma-store":
+        return f"the TMA store at {src} was still reading: no `tma.store_wait` retired it before this access"
+    if a.kind == "wgmma":
+        return (f"the warpgroup_mma at {src} was still reading its operands: no `warpgroup_mma_wait` retired it "
+                "before this access")
+    if a.kind == "tcgen05":
+        return (f"the tcgen05_mma at {src} was still running: no wait observed an mbarrier arrival "
+                "(its mbarriers= or a later tcgen05_commit) that covers it")
+    return f"the access at {src} had not completed"
+
+
+# -- one handler per timed op: (sim, thread, op)
+
+def _sync(sim, th, op):
+    write = op.name in SYNC_WRITE
+    for v in op.operands:
+        if _is_desc(v):
+            sim.access(th, op, v, write, "sync")
+
+
+def _tma_load(sim, th, op):
+    if not sim._pred(op):
+        return
+    descs = [v for v in op.operands if _is_desc(v)]
+    bars = [v for v in descs if _is_barrier_type(v)]
+    data = [v for v in descs if not _is_barrier_type(v)]
+    if len(bars) != 1 or len(data) != 1:
+        raise Stop(f"{op.name} at {sim.src(op)}: cannot tell its barrier from its destination")
+    b = sim.bar(bars[0], op)
+    a = sim.access(th, op, data[0], True, "tma-load", barrier=b.key)
+    nbytes = sim.k_md(data[0]).size
+    if a is None:                    # not aliased: still counts towards its barrier's bytes
+        sim.uids += 1
+        a = Access(op, sim.env[data[0]], True, "tma-load", th, tuple(th.trail), sim.steps, uid=sim.uids)
+    b.pending.append(("tma", a, nbytes, dict(th.vc)))
+    sim.log(th, f"  (its {nbytes} bytes count towards {b.key}, phase {b.phase})")
+
+
+def _tma_store(sim, th, op):
+    if not sim._pred(op):
+        return
+    for v in op.operands:
+        if _is_desc(v):
+            a = sim.access(th, op, v, False, "tma-store")
+            th.store_seq += 1
+            th.stores.append((th.store_seq, a))
+
+
+def _store_wait(sim, th, op):
+    n = _attr_int(op, "pendings") or 0
+    key = ("stores", th.tid)            # TMA stores of one thread retire in order (bulk groups)
+    while len(th.stores) > n:
+        seq, a = th.stores.pop(0)
+        if a is not None:
+            sim.complete(a, (key, seq))
+        th.vc[key] = max(th.vc.get(key, 0), seq)
+    sim.log(th, f"tma.store_wait({n}) at {sim.src(op)}")
+
+
+def _wgmma(sim, th, op):
+    is_async = "isAsync = true" in str(op.attributes) or _attr_str(op, "isAsync") == "true"
+    group = []
+    for v in op.operands:
+        if _is_desc(v):
+            a = sim.access(th, op, v, False, "wgmma" if is_async else "sync")
+            if a is not None:
+                group.append(a)
+    if is_async:
+        th.wg_seq += 1
+        th.wgmma.append((th.wg_seq, group))
+
+
+def _wgmma_wait(sim, th, op):
+    n = _attr_int(op, "pendings") or 0
+    key = ("wgmma", th.tid)             # wgmma groups of one thread retire in order
+    while len(th.wgmma) > n:
+        seq, group = th.wgmma.pop(0)
+        for a in group:
+            sim.complete(a, (key, seq))
+        th.vc[key] = max(th.vc.get(key, 0), seq)
+    sim.log(th, f"warpgroup_mma_wait({n}) at {sim.src(op)}")
+
+
+def _segments(op):
+    try:
+        text = str(op.attributes["operandSegmentSizes"])
+    except KeyError:
+        return None
+    import re
+    return [int(x) for x in re.findall(r"-?\d+", text.split(":", 1)[1])]
+
+
+def _tcgen05(sim, th, op):
+    seg = _segments(op)
+    ops = list(op.operands)
+    if seg is None or len(seg) != 8:
+        raise Stop(f"{op.name} at {sim.src(op)}: unexpected operands (operandSegmentSizes {seg})")
+    starts = [sum(seg[:k]) for k in range(8)]
+    a_v, b_v, d_v = ops[starts[0]], ops[starts[1]], ops[starts[2]]
+    pred = sim.env.get(ops[starts[5]]) if seg[5] else True
+    if pred is None:
+        raise Stop(f"the predicate of {op.name} at {sim.src(op)} cannot be computed by this run")
+    if not pred:
+        return
+    bars = ops[starts[6]: starts[6] + seg[6]]
+    bpreds = ops[starts[7]: starts[7] + seg[7]]
+    is_async = "is_async" in op.attributes
+    kind = "tcgen05" if is_async or bars else "sync"
+    th.mma_seq += 1
+    group = []
+    for v, w in ((a_v, False), (b_v, False), (d_v, True)):
+        if _is_desc(v):
+            a = sim.access(th, op, v, w, kind, seq=th.mma_seq)
+            if a is not None:
+                group.append(a)
+    if kind == "sync":
+        return
+    if not group:
+        sim.uids += 1
+        group = [Access(op, None, False, "tcgen05", th, tuple(th.trail), sim.steps, seq=th.mma_seq, uid=sim.uids)]
+    th.mmas.append(group)
+    for bv, pv in zip(bars, bpreds or [None] * len(bars)):
+        if pv is not None and not sim.env.get(pv, None):
+            if sim.env.get(pv) is None:
+                raise Stop(f"a barrier predicate of {op.name} at {sim.src(op)} cannot be computed")
+            continue
+        b = sim.bar(bv, op)
+        b.pending.append(("mma", th, th.mma_seq + 1, dict(th.vc)))
+
+
+def _commit(sim, th, op):
+    if not sim._pred(op):
+        return
+    descs = [v for v in op.operands if _is_desc(v)]
+    b = sim.bar(descs[0], op)
+    b.pending.append(("mma", th, th.mma_seq + 1, dict(th.vc)))
+    sim.log(th, f"tcgen05_commit on {b.key} at {sim.src(op)}")
+
+
+ACCESS = {
+    "ttg.local_load": _sync, "ttg.local_store": _sync, "ttng.tmem_load": _sync, "ttng.tmem_store": _sync,
+    "ttng.async_tma_copy_global_to_local": _tma_load, "ttng.async_tma_copy_local_to_global": _tma_store,
+    "ttng.async_tma_store_wait": _store_wait, "ttng.warp_group_dot": _wgmma, "ttng.warp_group_dot_wait": _wgmma_wait,
+    "ttng.tc_gen5_mma": _tcgen05, "ttng.tc_gen5_commit": _commit,
+}
+NO_MEMORY -= set(ACCESS)
+
+
+# ---------------------------------------------------------------------------------------------- verdicts
+
+FIX_P7 = {
+    "tma-load": "wait on the load's mbarrier (`mbarrier.wait(bar, phase)` with the parity of the phase its bytes "
+                "complete) before the other view touches these bytes",
+    "tma-store": "retire the TMA store with `tma.store_wait(0)` (or a count that covers it) before the other view "
+                 "touches these bytes",
+    "wgmma": "retire the wgmma with `warpgroup_mma_wait(0)` (or a count that covers it) before the other view "
+             "touches these bytes",
+    "tcgen05": "wait on an mbarrier the MMA arrives on (`mbarriers=[...]`, or a `tcgen05_commit` after it) "
+               "before the other view touches these bytes",
+    "sync": "make the second partition wait on an mbarrier that the first one arrives on after its access (and "
+            "check the wait's phase parity)",
+}
+
+
+def _who(sim, x: Access) -> str:
+    verb = "write" if x.write else "read"
+    return f"{verb} of {x.foot.label} by {x.op.name} at {sim.src(x.op)} ({x.thread.name}{_iters(x.trail)[1:-1] and ', ' + _iters(x.trail)[2:-1]})"
+
+
+def p7_temporal(kernel, path=None, runs=RUNS) -> list:
+    """P7 verdicts for the aliased allocations of one kernel (none when nothing shares bytes)."""
+    from .props import PROVEN, UNKNOWN, VIOLATION, Verdict
+    sims, stopped, shrunk, hung = [], None, [], []
+    for value in runs:
+        while True:
+            sim = Sim(kernel, value, path)
+            try:
+                sim.run()
+            except Deadlock as exc:
+                hung.append((value, str(exc), sim))
+                sim = None
+            except Budget:
+                if value // 4 >= MIN_VALUE:       # loops driven by the arguments themselves: smaller values
+                    shrunk.append(value)
+                    value //= 4
+                    continue
+                stopped = (value, f"the run's budget of {MAX_STEPS} ops is used up", sim)
+            except Stop as exc:
+                stopped = (value, str(exc), sim)
+            break
+        if stopped:
+            break
+        if sim is not None and all(s.arg_value != value for s in sims):
+            sims.append(sim)
+    if stopped is None and not sims and hung:
+        stopped = hung[0]
+    probe = Sim(kernel, 0, path)
+    aliased = [a for a in kernel.allocs if probe.aliased(a)]
+    out = []
+    if stopped is not None:
+        value, why, sim = stopped
+        for a in aliased:
+            out.append(Verdict("P7", a.name, UNKNOWN, "accesses to shared bytes ordered by the kernel's synchronization",
+                               f"the bounded run (integer arguments = {value}) stopped: {why}", a.src,
+                               "P7 runs the kernel's control flow concretely: keep loop bounds and buffer indices "
+                               "computable from the integer arguments and use the ops of the model (README, P7)",
+                               data={"trace": [sim.text(e) for e in list(sim.events)[-40:]]}))
+        return out
+    for a in aliased:
+        tenants = {}
+        for sim in sims:
+            tenants.update(sim.tenants.get(a.name, {}))
+        bad = [(sim, v) for sim in sims for v in sim.violations if v.first.foot.alloc is a]
+        seen, rows = set(), []
+        for sim, v in bad:
+            key = (v.first.op, v.second.op)
+            if key in seen:
+                continue
+            seen.add(key)
+            kind = v.kind
+            detail = (f"{_who(sim, v.first)} and {_who(sim, v.second)} share {a.unit} [{v.lo}, {v.hi}): {v.why} "
+                      f"(bounded run, integer arguments = {sim.arg_value})")
+            rows.append(Verdict("P7", a.name, VIOLATION, "accesses to shared bytes ordered by the kernel's "
+                                "synchronization", detail, sim.src(v.second.op), FIX_P7[kind],
+                                data={"views": [v.first.foot.label, v.second.foot.label],
+                                      "lines": [sim.src(v.first.op), sim.src(v.second.op)],
+                                      "ops": [v.first.op.name, v.second.op.name],
+                                      "threads": [v.first.thread.name, v.second.thread.name],
+                                      "range": [v.lo, v.hi],
+                                      "trace": [sim.text(e) for e in v.trace[-60:]]}))
+        if rows:
+            out += rows
+            continue
+        if len(tenants) < 2:
+            continue
+        checked = sum(sim.checked.get(a.name, 0) for sim in sims)
+        names = ", ".join(sorted(set(tenants.values())))
+        note = f"; {', '.join(map(str, shrunk))} exceeded the run budget" if shrunk else ""
+        note += f"; {', '.join(str(h[0]) for h in hung)} deadlocked (outside the kernel's domain)" if hung else ""
+        out.append(Verdict("P7", a.name, PROVEN,
+                           f"{checked} overlapping accesses of {names} ordered on {len(sims)} bounded runs "
+                           f"(integer arguments = {', '.join(str(s.arg_value) for s in sims)}{note})"))
+    return out
+
+
+ENV_OFF = "TLX_ALIAS_P7"
+
+
+def enabled() -> bool:
+    """P7 runs unless TLX_ALIAS_P7=off (TLX_ALIAS_PROOF=off turns off the whole proof)."""
+    import os
+    return os.environ.get(ENV_OFF, "on").strip().lower() not in ("off", "0", "no")
