@@ -92,7 +92,23 @@ def _width(v) -> int:
     return 64 if t == "index" else int(t[1:]) if t[1:].isdigit() else 64
 
 
-class Run:
+class Bindings:
+    """Values of SSA names in `self.env` across region boundaries (loop-carried, yielded, captured): shared by
+    the concrete run here and P7's run (`temporal.Sim`), which follow scf/warp_specialize the same way."""
+
+    def _bind(self, values, targets):
+        for v, t in zip(values, targets):
+            if v is not None:
+                self.env[t] = v
+            else:
+                self.env.pop(t, None)
+
+    def _yielded(self, block, start=0):
+        term = _op(list(block.operations)[-1])
+        return [self.env.get(v) for v in list(term.operands)[start:]]
+
+
+class Run(Bindings):
     """One concrete run of a kernel's integer program; `seen[op]` lists what each index op computed."""
 
     def __init__(self, func, args: dict, pid: int = 0, nprog: int = 1, watch=None, path=None):
@@ -157,17 +173,6 @@ class Run:
                 owner = _op(a.owner) if not hasattr(a, "arg_number") else None
                 if owner is not None and owner in self.seen:
                     self.seen[owner][-1].preds.append(pred)
-
-    def _bind(self, values, targets):
-        for v, t in zip(values, targets):
-            if v is not None:
-                self.env[t] = v
-            else:
-                self.env.pop(t, None)
-
-    def _yielded(self, block, start=0):
-        term = _op(list(block.operations)[-1])
-        return [self.env.get(v) for v in list(term.operands)[start:]]
 
     def _for(self, op):
         lb, ub, step = (self.val(op.operands[i]) for i in range(3))

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from tlx_alias import ttg
 
 from .encode import _attr_int, _attr_str, loc_info
-from .execute import EVAL, _width
+from .execute import EVAL, Bindings, _op, _width
 
 RUNS = (256, 384, 7)         # every integer kernel argument takes this value, one run each (7: odd ring residues)
 MAX_STEPS = 20_000           # ops executed per run (a run over it is retried with the arguments / 4)
@@ -76,10 +76,6 @@ class Deadlock(Stop):
 
 class Budget(Stop):
     """The run took more than MAX_STEPS ops (the caller retries with smaller argument values)."""
-
-
-def _op(x):
-    return getattr(x, "operation", x)
 
 
 _DESC_TYPES: dict = {}
@@ -175,7 +171,7 @@ class Violation:
     kind: str = "sync"               # the completion that was missing: the first access's engine, or "sync"
 
 
-class Sim:
+class Sim(Bindings):
     """One run: threads, barriers, the access history of aliased allocations, what went wrong."""
 
     def __init__(self, kernel, arg_value: int, path=None):
@@ -431,17 +427,6 @@ class Sim:
             yield
         for w in workers:
             _join(th.vc, w.vc)
-
-    def _bind(self, values, targets):
-        for v, t in zip(values, targets):
-            if v is not None:
-                self.env[t] = v
-            else:
-                self.env.pop(t, None)
-
-    def _yielded(self, block, start=0):
-        term = _op(list(block.operations)[-1])
-        return [self.env.get(v) for v in list(term.operands)[start:]]
 
     # -- descriptors
     def _desc(self, op):
