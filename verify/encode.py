@@ -287,6 +287,8 @@ class Encoder:
         self.loop_vars: dict = {}
         self._hs = None
         self._names: dict = {}
+        self._vars: dict = {}            # Z3 ast id -> names of its variables (see var_names)
+        self._vars_roots: list = []      # terms whose subterm ids _vars holds: alive, so ids stay theirs
 
     # -- variables
     def fresh(self, base: str, exact: bool, why: str, is_bool=False):
@@ -297,6 +299,46 @@ class Encoder:
         self.kind[name] = "exact" if exact else "approx"
         self.why[name] = why
         return var
+
+    def var_names(self, term) -> frozenset:
+        """Names of the variables of a Z3 term, memoized per subterm on Z3's C API: the loop analysis asks
+        this of every fact once per inner-loop result, and facts share most of their subterms (walking
+        them through z3's Python wrappers cost seconds on upstream's attention example)."""
+        ctx, memo = self.ctx.ref(), self._vars
+        root = term.as_ast()
+        rid = z3.Z3_get_ast_id(ctx, root)
+        if rid in memo:
+            return memo[rid]
+        self._vars_roots.append(term)
+        stack = [root]
+        while stack:
+            a = stack[-1]
+            i = z3.Z3_get_ast_id(ctx, a)
+            if i in memo:
+                stack.pop()
+                continue
+            kind = z3.Z3_get_ast_kind(ctx, a)
+            if kind == z3.Z3_QUANTIFIER_AST:
+                args = [z3.Z3_get_quantifier_body(ctx, a)]
+            elif kind == z3.Z3_APP_AST:
+                args = [z3.Z3_get_app_arg(ctx, a, k) for k in range(z3.Z3_get_app_num_args(ctx, a))]
+                if not args:
+                    d = z3.Z3_get_app_decl(ctx, a)
+                    leaf = z3.Z3_get_decl_kind(ctx, d) == z3.Z3_OP_UNINTERPRETED
+                    memo[i] = frozenset([z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, d))] if leaf else ())
+                    stack.pop()
+                    continue
+            else:   # numerals, bound variables
+                memo[i] = frozenset()
+                stack.pop()
+                continue
+            missing = [b for b in args if z3.Z3_get_ast_id(ctx, b) not in memo]
+            if missing:
+                stack += missing
+                continue
+            memo[i] = frozenset().union(*(memo[z3.Z3_get_ast_id(ctx, b)] for b in args))
+            stack.pop()
+        return memo[rid]
 
     def width_of(self, v) -> int:
         return _width(v)
@@ -505,23 +547,21 @@ class Encoder:
         """Sets of carried variables closed under "its update reads": a carried value's next value reads the
         variables in its yielded term and, through the result of an inner loop, everything that loop's
         facts mention (its premise is over its entry values)."""
-        xs = {str(c[0]): c[0] for c in ints}
+        xs = {c[0].decl().name(): c[0] for c in ints}
         reads = {}
         for x, _, _, y, _ in ints:
             todo, seen = [self.val(y)] + list(guard), set()
             found = set()
             while todo:
-                t = todo.pop()
-                for v in free_vars(t):
-                    name = str(v)
+                for name in self.var_names(todo.pop()):
                     if name in seen:
                         continue
                     seen.add(name)
                     if name in xs:
                         found.add(name)
                     elif self.kind.get(name) == "approx":   # an inner loop's result: what its facts read
-                        todo += [f for f in self.facts if any(str(w) == name for w in free_vars(f))]
-            reads[str(x)] = found
+                        todo += [f for f in self.facts if name in self.var_names(f)]
+            reads[x.decl().name()] = found
         groups = []
         for name in xs:
             closed, todo = {name}, [name]
