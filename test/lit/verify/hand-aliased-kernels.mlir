@@ -3,19 +3,7 @@
 // Inputs/make_inputs.py into Triton's own custom-form dumps (`compiled.asm["ttgir"]`, what the cache and
 // TRITON_KERNEL_DUMP hold). Every one must verify clean: exit 0, no "cannot prove".
 
-// RUN: %PYTHON %S/Inputs/make_inputs.py --out %t fa_borrow_ok fa_tutorial_borrow_ok ws_ring_ok
-
-// RUN: %PYTHON -m tlx_alias.verify.cli %t/fa_borrow_ok.ttgir | FileCheck %s --check-prefix=BORROW
-// BORROW-LABEL: fa_borrow_ok.ttgir: fa_borrow_ok (sm_100)
-// BORROW-NEXT:    P1 s_tmem: proven: 4 checks
-// BORROW-NEXT:    P2 s_tmem: proven: s_tmem[i] / s_tmem[j] disjoint for i != j (2 buffers)
-// BORROW-NEXT:    P3 s_tmem: n/a: one view of this allocation
-// BORROW-NEXT:    P4 s_tmem: n/a: no `distinct` reuse group declared
-// BORROW-NEXT:    P5 s_tmem: proven: s: index s = iv@{{[0-9]+}} % 2 in [0, 2) at make_inputs.py:37
-// BORROW-NEXT:    P6 s_tmem: proven: s_tmem: 256 of 512 cols
-// BORROW-NEXT:    P7 s_tmem: proven: {{[0-9]+}} overlapping accesses of alpha, p, s_tmem ordered on {{[0-9]+}} bounded runs (integer arguments = 256, 384{{.*}})
-// BORROW-NEXT:    P8 s_tmem: proven: p / alpha: borrows of one s_tmem buffer disjoint or nested
-// BORROW-NEXT:  summary: 1 allocation, 8 verdicts: 6 proven, 0 violated, 0 cannot prove, 2 n/a -> SAFE (
+// RUN: %PYTHON %S/Inputs/make_inputs.py --out %t fa_tutorial_borrow_ok ws_ring_ok
 
 // The tutorial's helpers (_borrow_s_as_p / _borrow_s_as_alpha) inside a persistent loop nest whose ring
 // counter (index, phase) is carried through both loops: P5 needs the inductive invariant of each loop.
@@ -36,10 +24,10 @@
 // WS:        -> SAFE (
 
 // One JSON document for several inputs.
-// RUN: %PYTHON -m tlx_alias.verify.cli --json %t/ws_ring_ok.ttgir %t/fa_borrow_ok.ttgir | FileCheck %s --check-prefix=JSON
+// RUN: %PYTHON -m tlx_alias.verify.cli --json %t/ws_ring_ok.ttgir %t/fa_tutorial_borrow_ok.ttgir | FileCheck %s --check-prefix=JSON
 // JSON:      "kernels": [
 // JSON-NEXT:   "ws_ring_ok"
 // JSON:      "ok": true,
 // JSON:      "prop": "P5",
 // JSON:      "kernels": [
-// JSON-NEXT:   "fa_borrow_ok"
+// JSON-NEXT:   "fa_tutorial_borrow"
