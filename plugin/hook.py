@@ -5,7 +5,8 @@
 tlx tags (`tlx.spec`) through the pipeline, top-down:
 
     Triton module --bridge.to_upstream--> upstream MLIR module --passes (lowering)--> --verify (proof)-->
-    --bridge.to_triton--> Triton module (llir then assigns SMEM/TMEM offsets; `check_capacity` after it)
+    --bridge.to_triton--> Triton module (llir then assigns SMEM/TMEM offsets; `check_capacity` and the
+    under-use hint, `tlx_alias.underuse.hint`, after it)
 
 Any other module is returned as it is (same object, no round trip). While installed, Triton's compile
 caches are keyed on the plugin's version and `TLX_ALIAS_*` environment (`cache_key_suffix`), so a cache
@@ -21,9 +22,10 @@ import re
 import threading
 import time
 
-from tlx_alias import _triton, bridge, targets
+from tlx_alias import _triton, bridge, targets, underuse
 from tlx_alias.errors import TlxAliasError
 from tlx_alias.python_passes import pipeline
+from tlx_alias.python_passes.analysis import tmem_allocation_columns
 from tlx_alias.verify import enforce
 from tlx_alias.verify.encode import loc_info
 
@@ -33,13 +35,15 @@ _TAG = re.compile(r'[{ ,]"?tlx\.specs?"? = ')   # a tagged allocation, or the mo
 _lock = threading.Lock()
 _active = False
 last_round_trip: dict = {}
-"""Figures of the latest plugin run: bridge timings (ms), lower_ms, proof_ms, total_ms, locations."""
+"""Figures of the latest plugin run: bridge timings (ms), lower_ms, proof_ms, total_ms, locations; and what the
+under-use hint needs after `llir` (`separations`, `tmem_columns`)."""
 
 
 # ------------------------------------------------------------------------------------------ pipeline
 
 def lower(upstream_module, aliases, target=None):
-    """The lowering the hook runs on `upstream_module`, in place (tests monkeypatch this attribute)."""
+    """The lowering the hook runs on `upstream_module`, in place (tests monkeypatch this attribute).
+    Returns the pipeline's PassContext (its `separations` feed the under-use hint)."""
     return pipeline.lower(upstream_module, aliases, target=target, exact_views=_triton.REINTERPRET_KEEPS_SIZE)
 
 
@@ -89,7 +93,7 @@ def run_plugin(triton_module, target=None):
     module, aliases = bridge.to_upstream(triton_module)
     t1 = time.perf_counter()
     try:
-        lower(module, aliases, target=target)  # rewrites `module` in place
+        ctx = lower(module, aliases, target=target)  # rewrites `module` in place
         t2 = time.perf_counter()
         prove(module, target, aliases)
     except TlxAliasError as err:  # the user's mistake: surface it as itself, not as a compiler crash
@@ -98,7 +102,8 @@ def run_plugin(triton_module, target=None):
     out = bridge.to_triton(module, aliases, triton_module.context)
     last_round_trip.clear()
     last_round_trip.update(bridge.last_stats, kernel_src=_kernel_src(module), lower_ms=(t2 - t1) * 1e3,
-                           proof_ms=(t3 - t2) * 1e3, total_ms=(time.perf_counter() - t0) * 1e3)
+                           proof_ms=(t3 - t2) * 1e3, total_ms=(time.perf_counter() - t0) * 1e3,
+                           separations=list(ctx.separations), tmem_columns=tmem_allocation_columns(module, aliases))
     return out
 
 
@@ -126,6 +131,8 @@ def _make_hook(prev):
             out = run_plugin(module, target)
             lowered["yes"] = out is not module
             lowered["src"] = last_round_trip.get("kernel_src")
+            lowered["separations"] = last_round_trip.get("separations", [])
+            lowered["tmem_columns"] = last_round_trip.get("tmem_columns", [])
             return out
 
         ttgir_then_tlx_alias._tlx_alias = True
@@ -136,6 +143,7 @@ def _make_hook(prev):
                 out = llir(src, metadata)
                 if lowered.get("yes"):
                     check_capacity(metadata, target, lowered.get("src"))
+                    underuse.hint(lowered["separations"], metadata, target, lowered["tmem_columns"])
                 return out
             stages[_triton.CAPACITY_STAGE] = llir_then_capacity
 

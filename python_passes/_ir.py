@@ -21,6 +21,7 @@ class PassContext:
     warnings: list = field(default_factory=list)   # (src, message)
     error: TlxAliasError | None = None
     analyses: dict = field(default_factory=dict)
+    separations: list = field(default_factory=list)   # tlx_alias.underuse.Separation, for the under-use hint
 
     def warn(self, op, message: str, src: str | None = None):
         self.warnings.append((src or src_of(op), message))

@@ -41,6 +41,12 @@ def specs(module, ctx: PassContext) -> list:
     return ctx.analyses[key]
 
 
+def tmem_allocation_columns(module, aliases=None) -> list:
+    """Columns of every `ttng.tmem_alloc` in the (lowered) module, by Triton's rule: what the under-use hint
+    counts TMEM in use from, since Triton's `tmem_size` is rounded up to a power of two."""
+    return [memdesc_of(op.results[0], aliases).size for op in ops_named(module, "ttng.tmem_alloc")]
+
+
 def users(spec_op, name):
     """Users of the spec named `name`, in program order (MLIR use lists are newest-first)."""
     found = [u.owner for u in spec_op.result.uses if u.owner.name == name]

@@ -12,6 +12,8 @@ every member's buffer size, with a warning. Sets on the spec: `buffer_size`, `bu
 `buffer_groups` (i64) and `unit`. Errors: explicit size too small (naming the group that overflows),
 a buffer count that does not split into its groups, TMEM over 512 columns, SMEM over the target's limit.
 A spec with no member left is a warning; so is a `group_size` on a `distinct` group (it has no effect).
+For the under-use hint (`tlx_alias.underuse`), records on the PassContext what the spec would measure
+without each live buffer that overlaps another (`ctx.separations`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import math
 from dataclasses import dataclass
 
 from tlx_alias import layout, targets
+from tlx_alias.underuse import Separation
 
-from ._ir import ModulePass, PassContext, display_name, fail, int_attr, set_int, set_str
+from ._ir import ModulePass, PassContext, display_name, fail, int_attr, set_int, set_str, src_of
 from .analysis import specs
 
 
@@ -41,6 +44,7 @@ class SizeDefinition(ModulePass):
             if self.exact_views:
                 total = self._tile_every_view(spec, total, ctx)
             self._check_capacity(spec, total)
+            ctx.separations += self._separations(spec, total)
             set_int(spec.op, "buffer_size", total)
             set_int(spec.op, "buffer_groups", groups)
             set_int(spec.op, "buffer_stride", stride or 0)
@@ -58,8 +62,41 @@ class SizeDefinition(ModulePass):
             fail(leaf.ref, "reuse_group", f"buffer '{display_name(leaf.ref)}' has {leaf.num} buffers, which cannot "
                                           f"be split into groups of {k}",
                  f"make its buffer count a multiple of the product of the group_size values above it ({k})")
-        stride = layout.stride(spec.tree, spec.storage)
-        return groups, stride, groups * stride
+        return groups, layout.stride(spec.tree, spec.storage), layout.total(spec.tree, spec.storage)
+
+    def _separations(self, spec, total) -> list:
+        """Per live buffer that overlaps another: the spec's size once that buffer has its own allocation
+        (the tree without it, or the other members without a tree; an explicit size and Triton 3.8's
+        padding as for the spec itself)."""
+        if spec.tree is not None:
+            sharing = layout.overlapping(spec.tree, spec.storage)
+        else:   # no tree: every member starts at 0
+            sharing = spec.members if len(spec.members) > 1 else []
+        out = []
+        for leaf in sharing:
+            if "tlx.dead" in leaf.ref.attributes:
+                continue    # Gluon removed it: nothing to give bytes to
+            if spec.tree is not None:
+                rest_tree = layout.without(spec.tree, leaf)
+                rest = [other for other, _ in layout.leaves(rest_tree)]
+                natural = layout.total(rest_tree, spec.storage)
+            else:
+                rest = [other for other in spec.members if other is not leaf]
+                natural = max(other.num * other.size for other in rest)
+            without = max(natural, self._explicit_units(spec) or 0)
+            if self.exact_views:
+                without = layout.align_up(without, math.lcm(*(other.size for other in rest)))
+            out.append(Separation(src_of(spec.op), spec.storage, display_name(leaf.ref), src_of(leaf.ref),
+                                  leaf.num, leaf.size, total, without))
+        return out
+
+    @staticmethod
+    def _explicit_units(spec):
+        """The explicit buffer_size_bytes in spec units, or None."""
+        explicit = int_attr(spec.op, "buffer_size_bytes")
+        if explicit is None:
+            return None
+        return explicit // (targets.TMEM_BYTES_PER_COLUMN if spec.storage == "tmem" else 1)
 
     def _explicit(self, spec, groups, stride, total):
         explicit = int_attr(spec.op, "buffer_size_bytes")
@@ -69,7 +106,7 @@ class SizeDefinition(ModulePass):
             fail(spec.op, "storage_alias_spec", f"buffer_size_bytes must be positive, got {explicit}",
                  "pass a positive compile-time size or leave it out")
         per_unit = targets.TMEM_BYTES_PER_COLUMN if spec.storage == "tmem" else 1
-        given = explicit // per_unit
+        given = self._explicit_units(spec)
         if given < total:
             if spec.tree is not None:
                 _too_small(spec, given // groups, explicit, total * per_unit)

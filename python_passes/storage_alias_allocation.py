@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tlx_alias import layout, ttg
+from tlx_alias import layout, targets, ttg
 from tlx_alias.memdesc import TMEM, with_leading
 from tlx_alias._mlir import ir
 
@@ -28,7 +28,7 @@ NAME = "tlx-storage-alias-allocation"
 # A rank-1 layout over a 2-D [G, P] backing: dim 0 is a pipelining dimension (any size on every supported
 # Triton), P a power of two (Triton 3.8 aborts and 3.9 rejects other non-power-of-two layout dimensions).
 SMEM_BACKING_ENCODING = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>"
-SMEM_ALIGNMENT = 1024
+SMEM_ALIGNMENT = targets.SMEM_ALLOC_ALIGNMENT
 _VIEW_KEYS = ("buffer_offset", "buffer_stride", "group_sizes", "group_strides")
 
 

@@ -104,6 +104,11 @@ def stride(root, storage: str) -> int:
     return align_up(size(root, storage), alignment(root, storage))
 
 
+def total(root, storage: str) -> int:
+    """Units a spec with this tree occupies: index groups x stride (before an explicit size or padding)."""
+    return index_groups(root) * stride(root, storage)
+
+
 def index_groups(root) -> int:
     """Root index groups the tree needs: the most any leaf uses (num / product of group sizes above it).
     Raises ValueError(leaf, k) for a leaf whose buffer count does not split into whole groups."""
@@ -130,6 +135,27 @@ def place(node, storage: str, offset=0, radices=(), strides=(), out=None) -> dic
         for child, start in zip(node.children, _distinct_span(node, storage)):
             place(child, storage, offset + start, radices, strides, out)
     return out
+
+
+def overlapping(root, storage: str) -> list:
+    """Leaves whose units meet another leaf's at some buffer index, in tree order: the sharing that giving a
+    leaf its own allocation would undo (a leaf a shared group holds beside smaller siblings may meet none)."""
+    t = stride(root, storage)
+    spans = []
+    for leaf, where in place(root, storage).values():
+        view = ViewLayout(where.offset, t, leaf.size, leaf.num, where.radices, where.strides)
+        spans.append((leaf, [(view.address(i), view.address(i) + leaf.size) for i in range(leaf.num)]))
+    return [a for a, mine in spans
+            if any(b is not a and any(x0 < y1 and y0 < x1 for x0, x1 in mine for y0, y1 in theirs)
+                   for b, theirs in spans)]
+
+
+def without(node, leaf):
+    """A copy of the tree with `leaf` taken out (groups left empty go too); None if nothing is left."""
+    if isinstance(node, Leaf):
+        return None if node is leaf else node
+    children = [c for c in (without(child, leaf) for child in node.children) if c is not None]
+    return Group(node.ref, node.kind, node.group_size, children) if children else None
 
 
 def first_overflow(node, storage: str, available: int):

@@ -14,6 +14,10 @@ SMEM_BYTES = {80: 166912, 86: 101376, 87: 166912, 89: 101376, 90: 232448, 100: 2
 TMEM_COLUMNS = 512          # 32-bit columns per SM (Triton: max_tmem_size)
 TMEM_LANES = 128
 TMEM_BYTES_PER_COLUMN = TMEM_LANES * 4
+TMEM_ALLOC_ALIGNMENT = 4    # Triton's TMEM allocator starts every allocation on a multiple of 4 columns
+TMEM_ALLOCATIONS = (0, 32, 64, 128, 256, 512)   # what it then allocates (`tmem_size`): the next of these
+SMEM_ALLOC_ALIGNMENT = 1024  # bytes: a 128-byte-swizzled (TMA) buffer's alignment; the lowering's backings ask for it
+
 DEFAULT_CAPABILITY = 90     # what a module without a target is checked against
 
 _SPELLINGS = re.compile(r"(?:cuda:|sm_)?([0-9]+)a?")
@@ -36,6 +40,12 @@ def capability(target) -> int | None:
 def smem_limit(cap: int | None) -> int:
     """Bytes of shared memory one block may use on `cap` (sm_90's figure when the target is not known)."""
     return SMEM_BYTES.get(cap if cap is not None else DEFAULT_CAPABILITY, SMEM_BYTES[DEFAULT_CAPABILITY])
+
+
+def tmem_allocated(columns: int) -> int:
+    """Triton's `tmem_size` for `columns` in use: rounded up to 32, 64 ... 512 (over 512 the kernel does not
+    fit; Triton reports at least `columns`, 3.9 more: 576 for 516)."""
+    return next((n for n in TMEM_ALLOCATIONS if columns <= n), columns)
 
 
 def has_tmem(cap: int | None) -> bool:

@@ -77,6 +77,9 @@ def _read_ttgir(ttgir: str):
 
 def _child(source: str, path: str, signature: dict, arch: int, work: str):
     os.environ["TMPDIR"] = tempfile.tempdir = os.path.join(work, "tmp")
+    # The oracles predict layouts and the layout warnings; the under-use hint (a judgement on the whole
+    # kernel's budget, tested in test/pytest/test_underuse.py) is not part of what they model.
+    os.environ["TLX_ALIAS_UNDERUSE"] = "off"
     err = os.open(os.path.join(work, "stderr"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.dup2(err, 2)
     os.dup2(err, 1)

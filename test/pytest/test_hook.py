@@ -21,6 +21,7 @@ from triton.experimental.gluon.language._core import builtin
 from tlx_alias import _triton
 from tlx_alias.errors import TlxAliasError
 from tlx_alias.plugin import activation, hook
+from tlx_alias.python_passes._ir import PassContext
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PTH = os.path.join(ROOT, "plugin", "tlx_alias.pth")
@@ -80,6 +81,7 @@ def calls(monkeypatch):
 
     def stub(module, aliases, target=None):
         seen.append((module.operation.get_asm(print_generic_op_form=True), dict(aliases), target))
+        return PassContext()   # what the pipeline returns: nothing for the under-use hint
     monkeypatch.setattr(hook, "lower", stub)
     return seen
 
@@ -137,6 +139,7 @@ def test_pipeline_edits_reach_triton(monkeypatch):
                 op.attributes["tlx.backing"] = ir.StringAttr.get("spec0", module.context)
             return ir.WalkResult.ADVANCE
         module.operation.walk(visit)
+        return PassContext()
     monkeypatch.setattr(hook, "lower", mark)
     hook.install()
     assert 'tlx.backing = "spec0"' in compile_(k_tagged).asm["ttgir"]
@@ -350,7 +353,8 @@ def test_pth_activation_end_to_end(tmp_path):
     import user_kernel
     import tlx_alias.plugin.hook as hook
     seen = []
-    hook.lower = lambda module, aliases, target=None: seen.append(target)
+    from tlx_alias.python_passes._ir import PassContext
+    hook.lower = lambda module, aliases, target=None: seen.append(target) or PassContext()
     user_kernel.compile_()
     print(seen)
     """
