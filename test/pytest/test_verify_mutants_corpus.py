@@ -1,7 +1,7 @@
 """Mutation testing of the verifier on hand-aliased kernels (`test/tools/mutate.py --corpus`).
 
 The corpus's clean kernels get the bugs an author of hand-aliased code makes (a ring wrapping one past its
-end, an allocation one buffer short, a subslice on the wrong bytes, an index + 1); the oracle of
+end, an allocation one buffer short, a subslice on the wrong bytes, an index + 1 or - 1); the oracle of
 `hand_mutate.py` runs each mutant concretely, independent of the verifier. First the oracle itself is held
 to the corpus's own verdicts (every seeded bug unsafe, every clean kernel safe); then every mutant it finds
 unsafe must stop the compile under the default policy, and none may be unreadable or unjudged.

@@ -11,7 +11,7 @@ operator edits the ttgir text of a kernel that verifies clean, one site per muta
                        type with it
     view_wrong_bytes   a subslice (`memdesc_subslice`, `tmem_subslice`) one slice width (TMEM: one column)
                        higher or lower: a view on the wrong bytes
-    index_plus_one     one `memdesc_index` selects buffer i + 1
+    index_plus_one     one `memdesc_index` selects buffer i + 1 (index_minus_one: i - 1)
 
 Oracle (`judge`): no Z3 and nothing of `tlx_alias`; its own line parser of Triton's ttgir and a concrete
 interpreter of the kernel's integer program (scf.for / scf.while / scf.if, warp_specialize partitions run
@@ -585,18 +585,27 @@ def view_wrong_bytes(text):
                     "\n".join(lines) + "\n"
 
 
-def index_plus_one(text):
-    """One `memdesc_index` selects buffer i + 1."""
+def _index_moved(text, op, sign):
     for n, ln in enumerate(text.splitlines()):
         m = re.search(rf"ttg\.memdesc_index ({NAME})\[({NAME})\]", ln)
         if not m:
             continue
         e = _Text(text)
         one = e.fresh(n, "arith.constant 1 : i32")
-        new = e.fresh(n, f"arith.addi {m.group(2)}, {one} : i32")
+        new = e.fresh(n, f"arith.{op} {m.group(2)}, {one} : i32")
         e.lines[n] = ln[:m.start(2)] + new + ln[m.end(2):]
-        yield f"line {n + 1}: {m.group(1)}[{m.group(2)} + 1]", e.text()
+        yield f"line {n + 1}: {m.group(1)}[{m.group(2)} {sign} 1]", e.text()
+
+
+def index_plus_one(text):
+    """One `memdesc_index` selects buffer i + 1."""
+    yield from _index_moved(text, "addi", "+")
+
+
+def index_minus_one(text):
+    """One `memdesc_index` selects buffer i - 1 (the previous stage's buffer; -1 at the first)."""
+    yield from _index_moved(text, "subi", "-")
 
 
 OPERATORS = {"ring_wrap": ring_wrap, "shrink_allocation": shrink_allocation, "view_wrong_bytes": view_wrong_bytes,
-             "index_plus_one": index_plus_one}
+             "index_plus_one": index_plus_one, "index_minus_one": index_minus_one}
