@@ -19,6 +19,7 @@ one after the other, program 0 of 1, every integer argument equal to each of ARG
 every descriptor to its allocation and footprint (bytes, or TMEM columns) and, on every access whose
 predicate holds (loads, stores, barrier ops), calls the kernel unsafe when:
   bounds    an index on the descriptor's way is outside [0, buffers), or the footprint leaves the allocation
+            (and a TMEM subslice that does not start on a 32-bit column, which triton 3.9 refuses, 3.6 accepts)
   stages    two views of one allocation (the allocation, reinterprets of it with a buffer dimension) touch
             overlapping bytes at different buffer indices (DESIGN section 5, P2/P3)
   borrows   two reinterprets of one buffer at one selection of it (the same execution of its
@@ -301,8 +302,11 @@ class Run:
                 if len(dims) > 1 and any(o for o in offs[1:]):
                     raise Unsupported("a slice along an inner dimension")
             elif name == "ttng.tmem_subslice":
-                off = int(re.search(r"offset = (-?\d+)", s).group(1))
-                lo += off * d.cols // d.dims[-1] if d.dims[-1] else 0
+                off = int(re.search(r"\{(?:offset|N) = (-?\d+)", s).group(1))   # `N` before triton 3.7
+                if off * d.cols % d.dims[-1]:
+                    self.problems.append(f"bounds: TMEM subslice at element {off} of {d.dims[-1]} is not on a 32-bit "
+                                         f"column (line {op.line + 1})")
+                lo += off * d.cols // d.dims[-1]
             if d.view is None:             # still the whole allocation: a view of it (its stage named by this line)
                 env[res] = Desc(d.alloc, d.space, lo, dims, elem, cols, d.faults, None, -1, d.chain + (op.line,))
             else:                          # a part of one selected buffer; a reinterpret makes it a borrow
@@ -576,7 +580,7 @@ def view_wrong_bytes(text):
                 lines = text.splitlines()
                 lines[n] = ln[:m.start(2)] + str(int(m.group(2)) + d) + ln[m.end(2):]
                 yield f"line {n + 1}: slice at {int(m.group(2)) + d} (was {m.group(2)})", "\n".join(lines) + "\n"
-        m = re.search(r"ttng\.tmem_subslice .*\{offset = (-?\d+) : i32\}", ln)
+        m = re.search(r"ttng\.tmem_subslice .*\{(?:offset|N) = (-?\d+) : i32\}", ln)
         if m:
             for d in (1, -1):
                 lines = text.splitlines()
