@@ -81,9 +81,31 @@ def prove_module(upstream_module, target=None, aliases=None, path: str | None = 
 
 
 def _prove(upstream_module, target, aliases, path) -> Report:
+    ctx, kernels = _z3_context(), []
+    try:
+        return _prove_in(upstream_module, target, aliases, path, ctx, kernels)
+    finally:
+        _release(ctx, kernels)
+
+
+def _release(ctx, kernels):
+    """Break the reference cycles that reach the proof's Z3 context (context -> template cache -> terms,
+    `encode._template`; allocation <-> views <-> index sites holding terms, `model`), so the context and
+    its terms are freed when the proof returns (the Report holds no Z3 object), not at the next full
+    garbage collection: until then 15-50 contexts stayed alive, 1.2-1.6 GB RSS over 1,000 proofs."""
+    ctx.__dict__.pop("_tlx_templates", None)
+    for k in kernels:
+        for a in k.allocs:
+            for v in a.views:
+                v.sites.clear()
+            a.views.clear()
+            a.subs.clear()
+
+
+def _prove_in(upstream_module, target, aliases, path, ctx, kernels) -> Report:
     t0 = time.perf_counter()
     cap = capability_of(target, upstream_module)
-    kernels = _model.build(upstream_module, aliases, path, _z3_context())
+    kernels += _model.build(upstream_module, aliases, path, ctx)
     verdicts, maps, notes, calls, units, p7_ms = [], [], [], 0, 0, 0.0
     for k in kernels:
         q = _props.Query(k.enc)

@@ -2,7 +2,7 @@
 
 `CASES[name] = (kernel, signature, constexprs, capability, expect)`; expect None: proven (no violation, no
 "cannot prove"); else (property, text the counterexample must contain). `python test/corpus/cases.py`
-prints the table (verdict, cannot-prove count, proof time) that README "The safety proof" shows.
+prints the table (verdict, cannot-prove count, proof time and its P7 part) that README "The safety proof" shows.
 """
 from __future__ import annotations
 
@@ -100,22 +100,24 @@ def prove(name, text=None):
 
 
 def table(runs: int = 5) -> str:
-    rows = ["| kernel x config | target | expected | verdict | cannot prove | proof ms (median) |", "|---|---|---|---|---|---|"]
+    rows = ["| kernel x config | target | expected | verdict | cannot prove | proof ms (median) | of it P7 ms |",
+            "|---|---|---|---|---|---|---|"]
     for name, (_, _, _, cap, expect) in CASES.items():
         why = rejected_by_this_triton(name)
         if why:
-            rows.append(f"| {name} | sm_{cap}a | {expect[0] if expect else 'safe'} | rejected by Triton ({why}) | | |")
+            rows.append(f"| {name} | sm_{cap}a | {expect[0] if expect else 'safe'} | rejected by Triton ({why}) | | | |")
             continue
         text = compile_ttgir(name)
-        times, report = [], None
+        times, p7, report = [], [], None
         for _ in range(runs):
             t0 = time.perf_counter()
             report = prove(name, text)
             times.append((time.perf_counter() - t0) * 1e3)
+            p7.append(report.p7_ms)
         verdict = "VIOLATION " + ",".join(sorted({v.prop for v in report.violations})) if report.violations else (
             "CANNOT PROVE" if report.unknowns else "SAFE")
         rows.append(f"| {name} | sm_{cap}a | {expect[0] if expect else 'safe'} | {verdict} | {len(report.unknowns)} | "
-                    f"{statistics.median(times):.0f} |")
+                    f"{statistics.median(times):.0f} | {statistics.median(p7):.0f} |")
     return "\n".join(rows)
 
 

@@ -2,6 +2,11 @@
 the verifier catches.
 
     python test/tools/mutate.py [KERNEL...] [--ops OP,...] [-v] [--dump DIR]
+    python test/tools/mutate.py --corpus [CASE...] [--ops OP,...] [-v] [--dump DIR]
+
+`--corpus` mutates the clean hand-aliased kernels instead (test/corpus: ring counters, toggles, partitions,
+borrows, slices; and the `_ok` kernels of the lit suite), with the operators and the concrete-run oracle of
+`hand_mutate.py`.
 
 Input: the Contract-2 ttgir of a kernel compiled on the CPU through the plugin (`KERNELS`). A mutant is
 one corruption of the layout, applied consistently, so it models a bug of the lowering rather than a
@@ -36,11 +41,13 @@ K_v != j floordiv K_w, K = product of the group sizes on the view's path in the 
 of one stage whose lowest common reuse group is `distinct`. Otherwise the mutant is equivalent (the
 memory it touches is still safe); the verifier flagging one is counted apart ("flagged").
 
-Verdicts: caught (unsafe, the verifier reports a violation), missed (unsafe, no violation: a "cannot
-prove" is only a warning in the default TLX_ALIAS_PROOF=error mode, so it does not count), equivalent,
-flagged (equivalent, yet a violation: e.g. the IR's own tree contradicts its layout), rejected (Triton
-3.8+ refuses the mutant itself: a view larger than its source), invalid (Triton cannot parse the
-mutant: a harness bug, expected 0).
+Verdicts: caught (unsafe, the verifier reports a violation), stopped (unsafe, no violation, but a "cannot
+prove" that stops the compile under the default TLX_ALIAS_PROOF=error: caught at the default policy, without
+a counterexample), missed (unsafe, neither), equivalent, flagged (equivalent, yet a violation: e.g. the IR's
+own tree contradicts its layout), rejected (Triton refuses the mutant itself: a slice out of its source, or on 3.8+ a view larger than its
+source), invalid (Triton cannot parse the mutant: a harness bug, expected 0), unjudged (the oracle does not
+model something in the mutant). An equivalent mutant with a blocking "cannot prove" is counted apart
+(`Outcome.blocking`): the default policy would stop a safe compile.
 """
 from __future__ import annotations
 
@@ -54,6 +61,9 @@ import time
 from dataclasses import dataclass, field, replace
 
 from tlx_alias.layout import ViewLayout
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hand_mutate  # noqa: E402
 
 NAME = r"%[\w$.-]+(?:#\d+)?"
 _INDEX = re.compile(rf"ttg\.memdesc_index ({NAME})\[({NAME})\]")
@@ -556,11 +566,23 @@ OPERATORS = {
 class Outcome:
     op: str
     target: str
-    verdict: str                  # caught | missed | equivalent | flagged | rejected | invalid
+    verdict: str                  # caught | stopped | missed | equivalent | flagged | rejected | invalid | unjudged
     problems: list = field(default_factory=list)      # the oracle's
     found: list = field(default_factory=list)         # the verifier's violations
     unknowns: int = 0
     text: str = ""
+    blocking: int = 0             # "cannot prove" verdicts that stop the compile by default (all but P6, P7)
+
+
+def classify(op, target, problems, report, text) -> Outcome:
+    """The verdict on one mutant from the oracle's problems and the verifier's report (module doc)."""
+    found = [f"{v.prop} {v.alloc}: {v.detail}" for v in report.violations]
+    blocking = len(report.blocking)
+    if problems:
+        verdict = "caught" if found else ("stopped" if blocking else "missed")
+    else:
+        verdict = "flagged" if found else "equivalent"
+    return Outcome(op, target, verdict, problems, found, len(report.unknowns), text, blocking)
 
 
 def prove_text(text, path="mutant.ttgir"):
@@ -580,7 +602,9 @@ def mutants(ttgir: str, ops=None):
             yield name, target, edit.text()
 
 
-_TRITON_SIZE_CHECKS = ("exceeds the source view", "same logical storage size")
+# Triton's own checks when it reads a mutant back: a view larger than its source (3.8+), a slice out of its shape
+_TRITON_SIZE_CHECKS = ("exceeds the source view", "same logical storage size", "split offset may not exceed",
+                       "non zero offset found in a dimension", "split offset must be 32-bit aligned")
 
 
 def run(ttgir: str, ops=None) -> list:
@@ -596,13 +620,28 @@ def run(ttgir: str, ops=None) -> list:
             verdict = "rejected" if any(m in str(exc) for m in _TRITON_SIZE_CHECKS) else "invalid"
             out.append(Outcome(op, target, verdict, [str(exc).splitlines()[0]], text=text))
             continue
-        problems = oracle(spec, Lowered(text))
-        found = [f"{v.prop} {v.alloc}: {v.detail}" for v in report.violations]
-        if problems:
-            verdict = "caught" if found else "missed"
-        else:
-            verdict = "flagged" if found else "equivalent"
-        out.append(Outcome(op, target, verdict, problems, found, len(report.unknowns), text))
+        out.append(classify(op, target, oracle(spec, Lowered(text)), report, text))
+    return out
+
+
+def run_hand(ttgir: str, ops=None) -> list:
+    """Outcome of every mutant of a hand-aliased kernel (operators and oracle of hand_mutate.py)."""
+    from tlx_alias.verify.source import InputError
+    out = []
+    for op in ops or hand_mutate.OPERATORS:
+        for target, text in hand_mutate.OPERATORS[op](ttgir):
+            try:
+                report = prove_text(text)
+            except InputError as exc:
+                verdict = "rejected" if any(m in str(exc) for m in _TRITON_SIZE_CHECKS) else "invalid"
+                out.append(Outcome(op, target, verdict, [str(exc).splitlines()[0]], text=text))
+                continue
+            try:
+                problems = hand_mutate.judge(text)
+            except hand_mutate.Unsupported as exc:
+                out.append(Outcome(op, target, "unjudged", [str(exc)], text=text))
+                continue
+            out.append(classify(op, target, problems, report, text))
     return out
 
 
@@ -654,6 +693,34 @@ class Row:
         return self.count("missed")
 
 
+_TEST = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def corpus_kernels(clean: bool = True) -> dict:
+    """{name: () -> ttgir} of the hand-aliased kernels the installed Triton compiles: the cases of
+    test/corpus/cases.py and the `_ok` kernels of test/lit/verify/Inputs/make_inputs.py ("lit: " names);
+    clean=False: their seeded bugs instead (expected unsafe)."""
+    sys.path[:0] = [os.path.join(_TEST, "corpus"), os.path.join(_TEST, "lit", "verify", "Inputs")]
+    import cases
+    import make_inputs
+    out = {n: (lambda n=n: cases.compile_ttgir(n)) for n, c in cases.CASES.items()
+           if (c[4] is None) == clean and not cases.rejected_by_this_triton(n)}
+    out.update({f"lit: {n}": (lambda n=n: make_inputs.compile_ttgir(n)) for n in sorted(make_inputs.KERNELS)
+                if n.endswith("_ok") == clean and not make_inputs.rejected_by_this_triton(n)})
+    return out
+
+
+def measure_hand(name: str, ops=None, ttgir: str | None = None) -> Row:
+    """Mutants of one clean hand-aliased kernel; base_ok: the oracle and the verifier both find it safe."""
+    if ttgir is None:
+        ttgir = corpus_kernels()[name]()
+    base = prove_text(ttgir, "corpus.ttgir")
+    base_ok = base.proven and not hand_mutate.judge(ttgir)
+    t0 = time.perf_counter()
+    outcomes = run_hand(ttgir, ops)
+    return Row(name, base_ok, outcomes, time.perf_counter() - t0)
+
+
 def measure(name: str, ops=None, ttgir: str | None = None) -> Row:
     ttgir = ttgir if ttgir is not None else lowered_ttgir(name)
     base = prove_text(ttgir, name + ".ttgir")
@@ -664,63 +731,79 @@ def measure(name: str, ops=None, ttgir: str | None = None) -> Row:
     return Row(name, base_ok, outcomes, time.perf_counter() - t0)
 
 
+def _counts(oc):
+    n = lambda *v: sum(o.verdict in v for o in oc)  # noqa: E731
+    unsafe = n("caught", "stopped", "missed")
+    return (f"{len(oc):7} {unsafe:6} {n('caught'):6} {n('stopped'):7} {n('missed'):6} {n('equivalent', 'flagged'):6} "
+            f"{n('flagged'):9} {sum(o.blocking > 0 for o in oc if o.verdict == 'equivalent'):10} "
+            f"{n('rejected'):8} {n('invalid', 'unjudged'):7}")
+
+
+_HEAD = (f"{'mutants':>7} {'unsafe':>6} {'caught':>6} {'stopped':>7} {'missed':>6} {'equiv':>6} {'(flagged)':>9} "
+         f"{'(c. prove)':>10} {'rejected':>8} {'inv/unj':>7}")
+
+
 def table(rows) -> str:
-    head = (f"{'kernel':22} {'base':5} {'mutants':>7} {'equiv':>6} {'(flagged)':>9} {'should':>6} {'caught':>6} "
-            f"{'missed':>6} {'invalid':>7} {'time s':>7} {'ms/mut':>6}")
+    """One line per kernel: unsafe = caught (violation) + stopped (blocking "cannot prove") + missed;
+    equivalent, of which flagged (a violation) and "(c. prove)" (a blocking "cannot prove")."""
+    head = f"{'kernel':30} {'base':5} {_HEAD} {'time s':>7} {'ms/mut':>6}"
     out = [head, "-" * len(head)]
     for r in rows:
-        out.append(f"{r.kernel:22} {'ok' if r.base_ok else 'BAD':5} {r.generated:7} {r.equivalent:6} "
-                   f"{r.count('flagged'):9} {r.caught + r.missed:6} {r.caught:6} {r.missed:6} {r.count('invalid'):7} "
+        out.append(f"{r.kernel[:30]:30} {'ok' if r.base_ok else 'BAD':5} {_counts(r.outcomes)} "
                    f"{r.seconds:7.1f} {1e3 * r.seconds / max(1, r.generated):6.0f}")
+    out.append(f"{'all':30} {'':5} {_counts([o for r in rows for o in r.outcomes])}")
     return "\n".join(out)
 
 
 def by_operator(rows) -> str:
     ops = list(dict.fromkeys(o.op for r in rows for o in r.outcomes))
-    head = f"{'operator':18} {'mutants':>7} {'equiv':>6} {'(flagged)':>9} {'caught':>6} {'missed':>6}"
+    head = f"{'operator':18} {_HEAD}"
     out = [head, "-" * len(head)]
     for op in ops:
-        oc = [o for r in rows for o in r.outcomes if o.op == op]
-        n = lambda *v: sum(o.verdict in v for o in oc)  # noqa: E731
-        out.append(f"{op:18} {len(oc):7} {n('equivalent', 'flagged'):6} {n('flagged'):9} {n('caught'):6} "
-                   f"{n('missed'):6}")
+        out.append(f"{op:18} {_counts([o for r in rows for o in r.outcomes if o.op == op])}")
     return "\n".join(out)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("kernels", nargs="*", metavar="KERNEL", help=f"default: all of {', '.join(KERNELS)}")
-    ap.add_argument("--ops", help=f"comma-separated subset of {', '.join(OPERATORS)}")
+    ap.add_argument("kernels", nargs="*", metavar="KERNEL", help=f"default: all of {', '.join(KERNELS)} "
+                    "(--corpus: the clean hand-aliased kernels, see corpus_kernels)")
+    ap.add_argument("--corpus", action="store_true", help="mutate the corpus's hand-aliased kernels (hand_mutate.py)")
+    ap.add_argument("--ops", help=f"comma-separated subset of {', '.join(OPERATORS)} "
+                    f"(--corpus: of {', '.join(hand_mutate.OPERATORS)})")
     ap.add_argument("-v", "--verbose", action="store_true", help="also list the flagged equivalent mutants")
     ap.add_argument("--dump", metavar="DIR", help="write each missed mutant's ttgir there")
     args = ap.parse_args(argv)
     ops = args.ops.split(",") if args.ops else None
-    for bad in [k for k in args.kernels if k not in KERNELS] + [o for o in ops or [] if o not in OPERATORS]:
+    kernels, operators, measure_one = KERNELS, OPERATORS, measure
+    if args.corpus:
+        kernels, operators, measure_one = list(corpus_kernels()), hand_mutate.OPERATORS, measure_hand
+    for bad in [k for k in args.kernels if k not in kernels] + [o for o in ops or [] if o not in operators]:
         ap.error(f"unknown kernel or operator {bad!r}")
     rows = []
-    for name in args.kernels or KERNELS:
-        rows.append(measure(name, ops))
+    for name in args.kernels or kernels:
+        rows.append(measure_one(name, ops))
         print(f"{name}: {rows[-1].generated} mutants in {rows[-1].seconds:.1f} s", file=sys.stderr)
     print(table(rows))
     print()
     print(by_operator(rows))
-    shown = ("missed", "flagged") if args.verbose else ("missed",)
+    shown = ("missed", "flagged", "stopped", "invalid", "unjudged") if args.verbose else ("missed", "invalid", "unjudged")
     for r in rows:
         for k, o in enumerate(r.outcomes):
             if o.verdict not in shown:
                 continue
             print(f"\n{o.verdict.upper()} {r.kernel} {o.op}: {o.target}")
-            for p in (o.problems if o.verdict == "missed" else o.found)[:3]:
+            for p in (o.problems if o.verdict != "flagged" else o.found)[:3]:
                 print(f"    {p}")
             if o.unknowns:
-                print(f"    (the verifier: {o.unknowns} checks it cannot prove, a warning only)")
-            if args.dump and o.verdict == "missed":
+                print(f"    (the verifier: {o.unknowns} checks it cannot prove, {o.blocking} of them stopping the compile)")
+            if args.dump and o.verdict in ("missed", "invalid", "unjudged"):
                 os.makedirs(args.dump, exist_ok=True)
                 path = os.path.join(args.dump, f"{r.kernel}.{o.op}.{k}.ttgir")
                 with open(path, "w") as f:
                     f.write(o.text)
                 print(f"    -> {path}")
-    return 1 if any(r.missed or not r.base_ok for r in rows) else 0
+    return 1 if any(r.missed or r.count("invalid") or not r.base_ok for r in rows) else 0
 
 
 if __name__ == "__main__":
