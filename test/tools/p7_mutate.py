@@ -107,7 +107,8 @@ def flip_parity(text):
         m = _is(line, "ttng.wait_barrier") and re.search(rf"ttng\.wait_barrier ({NAME}), ({NAME})", line)
         if m:
             pad = line[:len(line) - len(line.lstrip())]
-            new = [f"{pad}%p7m_one = arith.constant 1 : i32", f"{pad}%p7m_flip = arith.xori {m.group(2)}, %p7m_one : i32",
+            new = [f"{pad}%p7m_one = arith.constant 1 : i32",
+                   f"{pad}%p7m_flip = arith.xori {m.group(2)}, %p7m_one : i32",
                    line[:m.start(2)] + "%p7m_flip" + line[m.end(2):]]
             yield _where(lines, n), "\n".join(lines[:n] + new + lines[n + 1:])
 

@@ -301,7 +301,7 @@ class Unroll:
         if name == "scf.while":
             before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
             state = [self.env.get(v) for v in op.operands]
-            while True:
+            for _ in range(MAX_EVENTS):
                 self.bind(state, list(before.arguments))
                 self.block(tid, before)
                 cond = _op(list(before.operations)[-1])
@@ -312,6 +312,7 @@ class Unroll:
                 self.bind(fwd, list(after.arguments))
                 self.block(tid, after)
                 state = self.yielded(after)
+            raise TooBig(f"the loop at {_src(op)} runs more than {MAX_EVENTS} iterations")
         if name == ttg.WS:
             parts = ttg.partitions_op(op)
             kids = []
@@ -348,7 +349,8 @@ class Unroll:
             if not self.pred(op):
                 return
         if name == "ttng.arrive_barrier":
-            self.emit(tid, Ev("arrive", _src(op), name, bar=self.bar(op.operands[0], op), n=_int_attr(op, "count") or 1))
+            self.emit(tid, Ev("arrive", _src(op), name, bar=self.bar(op.operands[0], op),
+                              n=_int_attr(op, "count") or 1))
         elif name == "ttng.barrier_expect":
             self.emit(tid, Ev("expect", _src(op), name, bar=self.bar(op.operands[0], op), n=_int_attr(op, "size") or 0))
         elif name == "ttng.wait_barrier":
@@ -606,7 +608,6 @@ def explore(u: Unroll, max_states: int = MAX_STATES) -> Verdict:
                     for fb, wb in accs(nxt[b]):
                         if _clash(fa, wa, fb, wb):
                             record(nxt[b], (fb, wb), nxt[a], (fa, wa))
-        threads_moved = bool(succ)
         # the engines: any TMA load completes; stores, wgmma groups, the tcgen05 pipe retire in order. Each
         # completes only when something can observe it (late completion only adds in-flight accesses): a
         # barrier's contributions just before a thread's next event on that barrier, a store / wgmma group
@@ -631,9 +632,10 @@ def explore(u: Unroll, max_states: int = MAX_STATES) -> Verdict:
                 head = pipe[t][0]
                 b2 = arrive(bars, head[1], 1) if head[0] == "a" else bars
                 succ.append((pcs, b2, tma, stq, wgq, _pop(pipe, t)))
-                labels.append(f"  (tcgen05 pipe of thread {t}: " + (
-                    f"arrival on barrier {head[1]})" if head[0] == "a" else f"MMA at {traces[head[1]][head[2]].src} completes)"))
-        if not threads_moved and not succ and any(0 <= pcs[t] < len(traces[t]) for t in range(T)):
+                what = (f"arrival on barrier {head[1]}" if head[0] == "a" else
+                        f"MMA at {traces[head[1]][head[2]].src} completes")
+                labels.append(f"  (tcgen05 pipe of thread {t}: {what})")
+        if not succ and any(0 <= pcs[t] < len(traces[t]) for t in range(T)):
             out.hang = True
         for s, label in zip(succ, labels):
             if s not in seen:
