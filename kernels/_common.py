@@ -7,7 +7,8 @@ Compiling (no GPU needed)
     tensordesc(dtype, block, layout)    signature string of a Gluon host TensorDescriptor argument
     compile_for(fn, signature, constexprs, target, num_warps=4) -> Compiled
                                         triton.compile(GluonASTSource(...)) through the tlx-alias plugin;
-                                        Compiled has .kernel, .compile_s, .smem_bytes, .tmem_cols, .ttgir, .ptx
+                                        Compiled has .kernel, .compile_s, .smem_bytes, .tmem_cols, .ttgir, .ptx,
+                                        .source and .options (what to pass triton.compile to build it again)
     proof_of(compiled) -> str           "ok" when the Z3 verifier (tlx_alias.verify) proves the kernel's
                                         lowered IR safe, else a short reason ("n/a: ..." / "VIOLATION ...")
     report_row(kernel, config, compiled) -> dict
@@ -64,6 +65,8 @@ class Compiled:
     kernel: object            # triton.compiler.CompiledKernel
     target: GPUTarget
     compile_s: float
+    source: object = None     # the GluonASTSource and options it was compiled from (to compile it again,
+    options: dict | None = None  # e.g. without the plugin: benchmarks/compile_overhead.py)
 
     @property
     def smem_bytes(self) -> int:
@@ -97,10 +100,10 @@ def compile_for(fn, signature: dict, constexprs: dict | None = None, target: GPU
     hook.install()
     constexprs = dict(constexprs or {})
     sig = dict(signature, **{k: "constexpr" for k in constexprs})
+    source, options = GluonASTSource(fn, sig, constexprs), dict(num_warps=num_warps, **options)
     t0 = time.perf_counter()
-    kernel = triton.compile(GluonASTSource(fn, sig, constexprs), target=target,
-                            options=dict(num_warps=num_warps, **options))
-    return Compiled(kernel, target, time.perf_counter() - t0)
+    kernel = triton.compile(source, target=target, options=options)
+    return Compiled(kernel, target, time.perf_counter() - t0, source, options)
 
 
 SMEM_LIMIT = targets.smem_limit(90)   # == sm_100's: the kernels here size their stages from it

@@ -509,15 +509,6 @@ def _signature(dtype, head_dim, BLOCK_N):
             "o_ptr": "*" + dtype_name(dtype), "lse_ptr": "*fp32", "seq_len": "i32", "sm_scale": "fp32"}
 
 
-def overhead_case(head_dim=128, dtype=gl.bfloat16):
-    """(kernel, signature, constexprs) of the default configuration, for benchmarks/compile_overhead.py."""
-    cfg = default_config(head_dim)
-    signature = _signature(dtype, head_dim, cfg["BLOCK_N"])
-    constexprs = {"HEAD_DIM": head_dim, "BLOCK_N": cfg["BLOCK_N"], "STAGES": cfg["STAGES"], "CAUSAL": False,
-                  "EPILOGUE": EPILOGUES[cfg["epilogue"]], "PINGPONG": True, "CONSUMER_REGS": 240, "PRODUCER_REGS": 24}
-    return attention_ws_kernel, signature, constexprs
-
-
 # (dtype, head_dim, causal, epilogue, stages, BLOCK_N): the default of each head dim, and the variants the
 # benchmark compares it with (at D = 128 and 256 a separate O tile fits one stage fewer).
 CPU_CONFIGS = [

@@ -12,7 +12,7 @@ Compiler side:
   offers another way out in generic form (checked 3.6-3.9), so the environment variable and file
   descriptor 2 are borrowed for the ~1 ms this takes, under a lock;
 - parsing text back: `ir.parse_mlir_module(path, context)` (a path only), from a private temporary
-  directory that is removed at once;
+  file that is removed at once;
 - what the lowering may emit: an SMEM backing allocation is `[G, P] x i8` with a rank-1 shared layout, so
   dim 0 is a pipelining dimension any size may take and P is a power of two (3.8 aborts, 3.9 rejects other
   non-power-of-two shapes); `memdesc_reinterpret` keeps the exact size on 3.8 (REINTERPRET_KEEPS_SIZE).
@@ -141,8 +141,7 @@ def print_generic(module) -> str:
 
     The module is unchanged afterwards (the temporary block is erased; no pass runs); no file is left.
     """
-    with _lock, tempfile.TemporaryDirectory(prefix="tlx-alias-") as tmp:
-        base = os.path.join(tmp, "repro")
+    with _lock, _private_files(2, ".tlx.repro.mlir") as (base, out):
         saved = os.environ.get(_REPRO_ENV)
         block = ir.builder(module.context).create_block_with_parent(module.get_region(0), [])
         try:
@@ -155,7 +154,7 @@ def print_generic(module) -> str:
                 os.environ.pop(_REPRO_ENV, None)
             else:
                 os.environ[_REPRO_ENV] = saved
-        with open(f"{base}.tlx.repro.mlir") as f:
+        with open(out) as f:
             text = f.read()
     # Drop the temporary block (the module region's last block, at column 0) and the pipeline description.
     at = text.rfind(_EXTRA_BLOCK)
@@ -169,14 +168,42 @@ def print_generic(module) -> str:
     return text
 
 
+@contextlib.contextmanager
+def _private_files(n: int, suffix: str):
+    """Paths of `n` new empty files only this process may write: `base` (made by mkstemp) and, for n = 2,
+    `base + suffix` (made with O_EXCL, so nobody can have put a link there), both removed on exit.
+
+    Not a temporary directory per call: creating and removing a directory cost 2-5 ms on the lent machine
+    (twice per compile), a file 0.1 ms.
+    """
+    paths = []
+    try:
+        while len(paths) < n:
+            if not paths:
+                fd, path = tempfile.mkstemp(prefix="tlx-alias-", suffix="" if n > 1 else suffix)
+            else:
+                try:
+                    path = paths[0] + suffix
+                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                except FileExistsError:  # someone else's file at the derived name: start again
+                    os.unlink(paths.pop())
+                    continue
+            os.close(fd)
+            paths.append(path)
+        yield tuple(paths)
+    finally:
+        for path in paths:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+
+
 def parse(text: str, context, name: str = "<lowered module>"):
     """Parse MLIR text into a Triton module in `context`; returns (module or None, diagnostics text).
 
-    Triton parses only from a path: the text goes to a private temporary directory, removed at once.
+    Triton parses only from a path: the text goes to a private temporary file, removed at once.
     Diagnostics call the text `name` instead of that path (tlx-verify passes the user's file).
     """
-    with tempfile.TemporaryDirectory(prefix="tlx-alias-") as tmp:
-        path = os.path.join(tmp, "module.mlir")
+    with _private_files(1, ".mlir") as (path,):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         with captured_stderr() as err:

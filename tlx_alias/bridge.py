@@ -32,6 +32,7 @@ last_stats: dict = {}
 
 _ALIAS_DEF = re.compile(r"^([#!][A-Za-z_][\w$.-]*) = (.+)$")
 _LOC_DEF = re.compile(r"^#loc\d* = loc\(.*\)$")
+_LOC_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[()]')  # a string literal (to its end if unterminated), or a paren
 _OP_NAME = re.compile(r'^(?:%[^=]*?=\s*)?(?:"([^"]+)"|([A-Za-z_][\w$.]*))')
 _ELIDED = "__elided__"
 
@@ -215,20 +216,17 @@ def _parse_custom(text: str):
 
 def _locs(line: str):
     """(trailing `loc(...)` text or None, [texts of the other `loc(...)` on the line]), outside strings."""
-    stack, found, i, n = [], [], 0, len(line)
-    while i < n:
-        c = line[i]
-        if c == '"':
-            i += 1
-            while i < n and line[i] != '"':
-                i += 2 if line[i] == "\\" else 1
-        elif c == "(":
-            stack.append(i)
+    if "loc(" not in line:
+        return None, []
+    stack, found, n = [], [], len(line)
+    for m in _LOC_TOKEN.finditer(line):  # strings (skipped whole) and parentheses, found by the regex engine
+        c = m.group()
+        if c == "(":
+            stack.append(m.start())
         elif c == ")":
-            start = stack.pop() if stack else -1
+            start, i = stack.pop() if stack else -1, m.start()
             if start >= 3 and line[start - 3:start] == "loc" and (start == 3 or line[start - 4] == " "):
                 found.append((start, i))
-        i += 1
     trailing = None  # MLIR never nests `loc(` inside a location
     if found and found[-1][1] == n - 1:
         a, b = found.pop()

@@ -171,6 +171,89 @@ class Violation:
     kind: str = "sync"               # the completion that was missing: the first access's engine, or "sync"
 
 
+class _Static:
+    """What a run reads from the IR and that no run changes (op plans, operand lists, constants, sources,
+    descriptor types), kept once per kernel and path for all of P7's runs: reading the IR through the
+    bindings (operand lists, attribute and type printouts) cost more than the runs' own bookkeeping."""
+
+    def __init__(self, kernel):
+        self.alloc_of = {_op(a.op): a for a in kernel.allocs}
+        self.plans: dict = {}            # block -> [(op, fast step or None)]
+        self.terms: dict = {}            # block -> operands of its terminator
+        self.args: dict = {}             # block -> its arguments
+        self.descs: dict = {}            # op -> its descriptor operands
+        self.flags: dict = {}            # op -> its i1 operands
+        self.src: dict = {}
+        self.where: dict = {}
+        self.aliased: dict = {}
+        self.mds: dict = {}
+        self.memo: dict = {}             # (op, what) -> a fact read from its attributes or operands
+
+
+def _static(kernel, path) -> _Static:
+    cache = kernel.__dict__.setdefault("_p7_static", {})
+    if path not in cache:
+        cache[path] = _Static(kernel)
+    return cache[path]
+
+
+def _constant(op):
+    """The value an `arith.constant` gives the run (int or bool), or None (not an integer)."""
+    text = str(op.attributes["value"]).split(":")[0].strip()
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _fast_step(op, name):
+    """For a scalar op that only reads and writes `env` (constants, integer arithmetic, program ids): a
+    function of `env` that does what `Sim.op` would, with its operands read from the IR once; else None."""
+    if name == "arith.constant":
+        value, res = _constant(op), op.results[0]
+        if value is None:
+            return _nothing
+
+        def constant(env):
+            env[res] = value
+        return constant
+    if name in EVAL and name != "arith.select":
+        f, args, res = EVAL[name], list(op.operands), op.results[0]
+        w = _width(args[0])
+
+        def evaluate(env):
+            try:
+                vals = [env[a] for a in args]
+            except KeyError:
+                return
+            try:
+                env[res] = f(op, vals, w)
+            except (ZeroDivisionError, TypeError, ValueError):
+                pass
+        return evaluate
+    if name == "arith.select" and not _is_desc(op.results[0]):
+        c, x, y, res = *list(op.operands)[:3], op.results[0]
+
+        def select(env):
+            cv = env.get(c)
+            if cv is not None and x in env and y in env:
+                env[res] = env[x if cv else y]
+        return select
+    if name in ("tt.get_program_id", "tt.get_num_programs"):
+        res, value = op.results[0], 0 if name == "tt.get_program_id" else 1
+
+        def program(env):
+            env[res] = value
+        return program
+    return None
+
+
+def _nothing(env):
+    pass
+
+
 class Sim(Bindings):
     """One run: threads, barriers, the access history of aliased allocations, what went wrong."""
 
@@ -187,17 +270,19 @@ class Sim(Bindings):
         self.events = deque(maxlen=TRACE_EVENTS)   # (thread name, text or Access): the last events, for --trace
         self.checked: dict = {}          # alloc name -> overlapping pairs checked
         self.threads: list = []
-        self.alloc_of = {_op(a.op): a for a in kernel.allocs}
         self.uids = 0
-        self._plans: dict = {}
-        self._src: dict = {}
-        self._aliased: dict = {}
-        self._mds: dict = {}
+        self.s = _static(kernel, path)
+        self.alloc_of = self.s.alloc_of
+        self._src, self._aliased, self._mds = self.s.src, self.s.aliased, self.s.mds
 
     # -- places and names
     def where(self, op):
-        name, src = loc_info(op.location, self.path)
-        return _attr_str(op, "tlx.name") or name, _attr_str(op, "tlx.src") or src
+        try:
+            return self.s.where[op]
+        except KeyError:
+            name, src = loc_info(op.location, self.path)
+            out = self.s.where[op] = (_attr_str(op, "tlx.name") or name, _attr_str(op, "tlx.src") or src)
+            return out
 
     def src(self, op) -> str:
         try:
@@ -205,6 +290,38 @@ class Sim(Bindings):
         except KeyError:
             out = self._src[op] = self.where(op)[1] or "?"
             return out
+
+    def descs(self, op) -> list:
+        """The descriptor operands of `op`, in order."""
+        try:
+            return self.s.descs[op]
+        except KeyError:
+            out = self.s.descs[op] = [v for v in op.operands if _is_desc(v)]
+            return out
+
+    def once(self, op, what, read):
+        """`read(op)`, read from the IR on the first call for (op, what) only."""
+        key = (op, what)
+        try:
+            return self.s.memo[key]
+        except KeyError:
+            out = self.s.memo[key] = read(op)
+            return out
+
+    def block_args(self, block) -> list:
+        try:
+            return self.s.args[block]
+        except KeyError:
+            out = self.s.args[block] = list(block.arguments)
+            return out
+
+    def _yielded(self, block, start=0):
+        try:
+            values = self.s.terms[block]
+        except KeyError:
+            values = self.s.terms[block] = list(_op(list(block.operations)[-1]).operands)
+        env = self.env
+        return [env.get(v) for v in values[start:]]
 
     def log(self, th, text):
         self.events.append((th.name, text))
@@ -252,15 +369,22 @@ class Sim(Bindings):
 
     # -- interpretation
     def block(self, th, block):
-        for op in self.plan(block):
-            yield from self.op(th, op)
+        env = self.env
+        for op, fast in self.plan(block):
+            if fast is None:
+                yield from self.op(th, op)
+                continue
+            self.steps += 1              # what `op` counts and checks, for a scalar op
+            if self.steps > MAX_STEPS:
+                raise Budget(f"the run's budget of {MAX_STEPS} ops is used up")
+            fast(env)
 
     def plan(self, block) -> list:
         """The ops of a block that matter to a run: scalar integer ops, control flow, descriptors, memory
         and barrier ops (tensor arithmetic is skipped: it neither decides control flow nor touches memory)."""
         key = block
         try:
-            return self._plans[key]
+            return self.s.plans[key]
         except KeyError:
             pass
         ops = []
@@ -269,8 +393,8 @@ class Sim(Bindings):
             scalar = any(str(r.type) in _SCALAR for r in op.results)
             if scalar or len(op.regions) or any(_is_desc(v) for v in list(op.operands) + list(op.results)) \
                     or op.name in ACCESS or op.name in BARRIER_OPS or not len(op.results):
-                ops.append(op)
-        self._plans[key] = ops
+                ops.append((op, _fast_step(op, op.name)))
+        self.s.plans[key] = ops
         return ops
 
     def val(self, v, op):
@@ -282,41 +406,12 @@ class Sim(Bindings):
         self.steps += 1
         if self.steps > MAX_STEPS:
             raise Budget(f"the run's budget of {MAX_STEPS} ops is used up")
-        name = op.name
-        if name == "arith.constant":
-            text = str(op.attributes["value"]).split(":")[0].strip()
-            if text in ("true", "false"):
-                self.env[op.results[0]] = text == "true"
-            else:
-                try:
-                    self.env[op.results[0]] = int(text)
-                except ValueError:
-                    pass
-            return
-        if name in EVAL and name != "arith.select":
-            try:
-                args = [self.env[a] for a in op.operands]
-            except KeyError:
-                return
-            try:
-                self.env[op.results[0]] = EVAL[name](op, args, _width(op.operands[0]))
-            except (ZeroDivisionError, TypeError, ValueError):
-                pass
-            return
-        if name == "arith.select":
+        name = op.name              # (constants, integer arithmetic, program ids: `_fast_step`)
+        if name == "arith.select":      # of descriptors
             c = self.env.get(op.operands[0])
-            if _is_desc(op.results[0]):
-                if c is None:
-                    raise Stop(f"the descriptor chosen at {self.src(op)} depends on a value this run cannot compute")
-                self.env[op.results[0]] = self.env.get(op.operands[1] if c else op.operands[2])
-            elif c is not None and op.operands[1] in self.env and op.operands[2] in self.env:
-                self.env[op.results[0]] = self.env[op.operands[1] if c else op.operands[2]]
-            return
-        if name == "tt.get_program_id":
-            self.env[op.results[0]] = 0
-            return
-        if name == "tt.get_num_programs":
-            self.env[op.results[0]] = 1
+            if c is None:
+                raise Stop(f"the descriptor chosen at {self.src(op)} depends on a value this run cannot compute")
+            self.env[op.results[0]] = self.env.get(op.operands[1] if c else op.operands[2])
             return
         if name == "scf.for":
             yield from self._for(th, op)
@@ -368,12 +463,12 @@ class Sim(Bindings):
         body = op.regions[0].blocks[0]
         state = [self.env.get(v) for v in list(op.operands)[3:]]
         where = self.src(op)
-        iv, trips = lb, 0
+        iv, trips, args = lb, 0, self.block_args(body)
         while iv < ub:
             trips += 1
             if trips > MAX_TRIPS:
                 raise Stop(f"the loop at {where} runs more than {MAX_TRIPS} iterations")
-            self._bind([iv] + state, list(body.arguments))
+            self._bind([iv] + state, args)
             th.trail.append((where, trips - 1))
             yield from self.block(th, body)
             th.trail.pop()
@@ -394,14 +489,14 @@ class Sim(Bindings):
         state = [self.env.get(v) for v in op.operands]
         where = self.src(op)
         for trip in range(MAX_TRIPS + 1):
-            self._bind(state, list(before.arguments))
+            self._bind(state, self.block_args(before))
             yield from self.block(th, before)
             cond = self.val(_op(list(before.operations)[-1]).operands[0], op)
             forwarded = self._yielded(before, 1)
             if not cond:
                 self._bind(forwarded, list(op.results))
                 return
-            self._bind(forwarded, list(after.arguments))
+            self._bind(forwarded, self.block_args(after))
             th.trail.append((where, trip))
             yield from self.block(th, after)
             th.trail.pop()
@@ -436,8 +531,9 @@ class Sim(Bindings):
         md = self.k_md(op.results[0])
         name = op.name
         if name == "ttg.memdesc_reinterpret":
-            tenant = _attr_str(op, "tlx.alloc") or f"reinterpret@{hash(op)}"
-            label = self.where(op)[0] or _attr_str(op, "tlx.name") or f"reinterpret at {self.src(op)}"
+            tenant, label = self.once(op, "tenant", lambda op: (
+                _attr_str(op, "tlx.alloc") or f"reinterpret@{hash(op)}",
+                self.where(op)[0] or _attr_str(op, "tlx.name") or f"reinterpret at {self.src(op)}"))
             self.env[op.results[0]] = Foot(src.alloc, src.lo, src.lo + md.size, tenant, label)
             return
         if name == "ttg.memdesc_index":
@@ -541,7 +637,10 @@ class Sim(Bindings):
         return self.bars[key]
 
     def _pred(self, op, k_from_end=None):
-        flags = [a for a in op.operands if str(a.type) == "i1"]
+        try:
+            flags = self.s.flags[op]
+        except KeyError:
+            flags = self.s.flags[op] = [a for a in op.operands if str(a.type) == "i1"]
         if not flags:
             return True
         p = self.env.get(flags[0] if k_from_end is None else flags[k_from_end])
@@ -554,7 +653,7 @@ class Sim(Bindings):
         if name == "ttng.init_barrier":
             f = self.foot(op.operands[0], op)
             key = f"{f.alloc.name}+{f.lo}"
-            n = _attr_int(op, "count") or 1
+            n = self.once(op, "count", lambda op: _attr_int(op, "count")) or 1
             self.bars[key] = Barrier(key, n, n)
             return
         if name == "ttng.inval_barrier":
@@ -567,12 +666,13 @@ class Sim(Bindings):
         if name == "ttng.arrive_barrier":
             self.log(th, f"arrive on {b.key} (phase {b.phase}) at {self.src(op)}{_iters(th.trail)}")
             th.tick()
-            self.arrive(b, dict(th.vc), _attr_int(op, "count") or 1)
+            self.arrive(b, dict(th.vc), self.once(op, "count", lambda op: _attr_int(op, "count")) or 1)
             return
         if name == "ttng.barrier_expect":
             th.tick()
-            b.tx += _attr_int(op, "size") or 0
-            self.log(th, f"expect {_attr_int(op, 'size')} bytes on {b.key} (phase {b.phase}) at {self.src(op)}")
+            size = self.once(op, "size", lambda op: _attr_int(op, "size"))
+            b.tx += size or 0
+            self.log(th, f"expect {size} bytes on {b.key} (phase {b.phase}) at {self.src(op)}")
             self.arrive(b, dict(th.vc), 1)
             return
         # wait_barrier
@@ -673,17 +773,15 @@ def _in_flight(a: Access, sim) -> str:
 
 def _sync(sim, th, op):
     write = op.name in SYNC_WRITE
-    for v in op.operands:
-        if _is_desc(v):
-            sim.access(th, op, v, write, "sync")
+    for v in sim.descs(op):
+        sim.access(th, op, v, write, "sync")
 
 
 def _tma_load(sim, th, op):
     if not sim._pred(op):
         return
-    descs = [v for v in op.operands if _is_desc(v)]
-    bars = [v for v in descs if _is_barrier_type(v)]
-    data = [v for v in descs if not _is_barrier_type(v)]
+    bars, data = sim.once(op, "tma-load", lambda op: (
+        [v for v in sim.descs(op) if _is_barrier_type(v)], [v for v in sim.descs(op) if not _is_barrier_type(v)]))
     if len(bars) != 1 or len(data) != 1:
         raise Stop(f"{op.name} at {sim.src(op)}: cannot tell its barrier from its destination")
     b = sim.bar(bars[0], op)
@@ -699,11 +797,10 @@ def _tma_load(sim, th, op):
 def _tma_store(sim, th, op):
     if not sim._pred(op):
         return
-    for v in op.operands:
-        if _is_desc(v):
-            a = sim.access(th, op, v, False, "tma-store")
-            th.store_seq += 1
-            th.stores.append((th.store_seq, a))
+    for v in sim.descs(op):
+        a = sim.access(th, op, v, False, "tma-store")
+        th.store_seq += 1
+        th.stores.append((th.store_seq, a))
 
 
 def _store_wait(sim, th, op):
@@ -718,13 +815,13 @@ def _store_wait(sim, th, op):
 
 
 def _wgmma(sim, th, op):
-    is_async = "isAsync = true" in str(op.attributes) or _attr_str(op, "isAsync") == "true"
+    is_async = sim.once(op, "isAsync", lambda op: "isAsync = true" in str(op.attributes)
+                        or _attr_str(op, "isAsync") == "true")
     group = []
-    for v in op.operands:
-        if _is_desc(v):
-            a = sim.access(th, op, v, False, "wgmma" if is_async else "sync")
-            if a is not None:
-                group.append(a)
+    for v in sim.descs(op):
+        a = sim.access(th, op, v, False, "wgmma" if is_async else "sync")
+        if a is not None:
+            group.append(a)
     if is_async:
         th.wg_seq += 1
         th.wgmma.append((th.wg_seq, group))
@@ -751,8 +848,7 @@ def _segments(op):
 
 
 def _tcgen05(sim, th, op):
-    seg = _segments(op)
-    ops = list(op.operands)
+    seg, ops = sim.once(op, "segments", lambda op: (_segments(op), list(op.operands)))
     if seg is None or len(seg) != 8:
         raise Stop(f"{op.name} at {sim.src(op)}: unexpected operands (operandSegmentSizes {seg})")
     starts = [sum(seg[:k]) for k in range(8)]
@@ -764,7 +860,7 @@ def _tcgen05(sim, th, op):
         return
     bars = ops[starts[6]: starts[6] + seg[6]]
     bpreds = ops[starts[7]: starts[7] + seg[7]]
-    is_async = "is_async" in op.attributes
+    is_async = sim.once(op, "is_async", lambda op: "is_async" in op.attributes)
     kind = "tcgen05" if is_async or bars else "sync"
     th.mma_seq += 1
     group = []
@@ -791,7 +887,7 @@ def _tcgen05(sim, th, op):
 def _commit(sim, th, op):
     if not sim._pred(op):
         return
-    descs = [v for v in op.operands if _is_desc(v)]
+    descs = sim.descs(op)
     b = sim.bar(descs[0], op)
     b.pending.append(("mma", th, th.mma_seq + 1, dict(th.vc)))
     sim.log(th, f"tcgen05_commit on {b.key} at {sim.src(op)}")
