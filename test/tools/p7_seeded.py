@@ -210,6 +210,16 @@ KERNELS = {  # name: (fn, signature, capability, bug classes)
 CASES = [(k, bug) for k, (_, _, _, bugs) in KERNELS.items() for bug in bugs]
 
 
+# Triton releases that refuse a kernel themselves: {kernel: {(major, minor): their diagnostic}}. ring_epilogue's
+# c_smem reinterprets the A ring at another size, which 3.8 does not allow.
+REFUSED = {"ring_epilogue": {(3, 8): "source and result must have the same logical storage size"}}
+
+
+def refused_by_this_triton(kernel: str):
+    """The diagnostic the installed Triton gives for `kernel`, or None if it compiles it."""
+    return REFUSED.get(kernel, {}).get(compat.VERSION[:2])
+
+
 def compile_ttgir(kernel: str, bug: str) -> str:
     fn, sig, cap, bugs = KERNELS[kernel]
     assert bug in bugs, (kernel, bug)
