@@ -91,9 +91,6 @@ def _prove(upstream_module, target, aliases, path) -> Report:
         for a in k.allocs:
             for check in _props.PER_ALLOC:
                 items += check(k, a, q)
-            if a.space == "tmem" and not a.md.resolved:
-                notes.append(f"{a.name}: TMEM encoding alias {a.md.encoding} has no definition; column counts "
-                             "assume colStride 1")
         verdicts += _props.settle(items, q) + _props.p6_capacity(k, cap)
         if _temporal.enabled():
             t7 = time.perf_counter()

@@ -332,7 +332,11 @@ class ModelBuilder:
             return None
         if text not in self._types:
             try:
-                self._types[text] = parse_memdesc(text, self.aliases)
+                md = parse_memdesc(text, self.aliases)
+                if md is not None and md.space == TMEM and not md.resolved:
+                    raise MalformedType(f"the TMEM encoding {md.encoding} of the type {text} is not defined in "
+                                        f"this module (no `{md.encoding} = ...` line): its columns are unknown")
+                self._types[text] = md
             except MalformedType as exc:   # bad input: named at the op that makes (or receives) the value
                 owner = value.owner.region.owner if isinstance(value, ir.BlockArgument) else value.owner
                 owner = getattr(owner, "operation", owner)

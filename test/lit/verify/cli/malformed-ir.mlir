@@ -55,3 +55,10 @@
 // RUN: %PYTHON %S/Inputs/expect_exit.py 2 -- tlx-verify %t.cplx.mlir 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CPLX --implicit-check-not=SAFE
 // CPLX: tlx-verify: error: {{.*}}.cplx.mlir:9:10: unsupported IR: ttng.tmem_alloc: the element type 'complex<f32>' of the type {{.*}} has no width tlx-alias knows (tlx-verify cannot size this memory; nothing in this file was checked)
+
+// A TMEM encoding alias used but never defined: its columns are unknown (was: SAFE, with a note that column
+// counts assumed colStride 1 — "proven" under an assumption).
+// RUN: grep -v '^#tmem = ' %S/Inputs/with-declaration.mlir > %t.undef.mlir
+// RUN: %PYTHON %S/Inputs/expect_exit.py 2 -- tlx-verify %t.undef.mlir 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=UNDEF --implicit-check-not=SAFE
+// UNDEF: tlx-verify: error: {{.*}}.undef.mlir:11:10: malformed IR: ttng.tmem_alloc: the TMEM encoding #tmem of the type !ttg.memdesc<2x128x64xf32, #tmem, #tmem_space, mutable> is not defined in this module (no `#tmem = ...` line): its columns are unknown
