@@ -64,6 +64,28 @@ def resolve(text: str, aliases: dict | None, depth: int = 0) -> str:
     return text
 
 
+class MalformedType(ValueError):
+    """A memdesc type whose text its dialect would reject (e.g. a TMEM `colStride` that is not a number), or
+    whose element type has no width this module knows: possible only in generic-form text, where
+    `!ttg.memdesc<...>` is opaque to the parser. `element`: the element type text in the second case."""
+
+    def __init__(self, message: str, element: str | None = None):
+        super().__init__(message)
+        self.element = element
+
+
+# TMEM encoding parameters the sizes are computed from: positive integers (`twoCTAs`: true or false)
+_TMEM_INTS = ("blockM", "blockN", "colStride", "CTASplitM", "CTASplitN")
+
+
+def _check_tmem_params(params: dict, text: str) -> None:
+    for key in _TMEM_INTS:
+        if key in params and not re.fullmatch(r"[1-9]\d*", params[key]):
+            raise MalformedType(f"{key} = {params[key]} is not a positive integer in the type {text}")
+    if params.get("twoCTAs", "false") not in ("true", "false"):
+        raise MalformedType(f"twoCTAs = {params['twoCTAs']} is neither true nor false in the type {text}")
+
+
 def _params(encoding: str) -> dict:
     """`#ttng.tensor_memory_encoding<blockM = 128, colStride = 1>` -> {'blockM': '128', 'colStride': '1'}."""
     m = re.search(r"<(.*)>\s*$", encoding, re.S)
@@ -165,7 +187,8 @@ def _cta_split(params: dict) -> tuple:
 
 
 def parse_memdesc(type_text: str, aliases: dict | None = None) -> MemDesc | None:
-    """Parse a memdesc type (`!ttg.memdesc<...>` or the opaque data `memdesc<...>`); None if it is not one."""
+    """Parse a memdesc type (`!ttg.memdesc<...>` or the opaque data `memdesc<...>`); None if it is not one.
+    MalformedType when its element type has no known width, or the TMEM encoding's sizes are not numbers."""
     text = str(type_text).strip()
     m = re.fullmatch(r"!?(?:ttg\.)?memdesc<(.*)>", text, re.S)
     if not m:
@@ -178,7 +201,7 @@ def parse_memdesc(type_text: str, aliases: dict | None = None) -> MemDesc | None
     elem = "x".join(dims)
     bits = element_bits(elem)
     if bits is None:
-        return None
+        raise MalformedType(f"the element type {elem!r} of the type {text} has no width tlx-alias knows", elem)
     encoding = resolve(parts[1], aliases) if len(parts) > 1 else ""
     space_text = resolve(parts[2], aliases) if len(parts) > 2 else ""
     if "tensor_memory" in space_text or space_text in ("#tmem",):
@@ -193,7 +216,10 @@ def parse_memdesc(type_text: str, aliases: dict | None = None) -> MemDesc | None
     for r in rest:
         if re.fullmatch(r"\d+(x\d+)*", r):
             alloc_shape = tuple(int(d) for d in r.split("x"))
-    return MemDesc(tuple(shape), elem, bits, encoding, space, mutable, alloc_shape, text)
+    md = MemDesc(tuple(shape), elem, bits, encoding, space, mutable, alloc_shape, text)
+    if space == TMEM and md.resolved:
+        _check_tmem_params(md.tmem_params, text)
+    return md
 
 
 def parse_aliases(text: str) -> dict:

@@ -113,9 +113,6 @@ def _prove_in(upstream_module, target, aliases, path, ctx, kernels) -> Report:
         for a in k.allocs:
             for check in _props.PER_ALLOC:
                 items += check(k, a, q)
-            if a.space == "tmem" and not a.md.resolved:
-                notes.append(f"{a.name}: TMEM encoding alias {a.md.encoding} has no definition; column counts "
-                             "assume colStride 1")
         verdicts += _props.settle(items, q) + _props.p6_capacity(k, cap)
         if _temporal.enabled():
             t7 = time.perf_counter()

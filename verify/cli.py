@@ -10,8 +10,9 @@ Exit status, one meaning each; with several inputs the first of 1, 2, 3 that any
 violation is never hidden behind an unreadable file, and an unreadable file never behind "cannot prove"):
   0  every check of every input proven
   1  a violation (counterexample printed)
-  2  an input unreadable (not UTF-8, not parsable, no kernel), one the proof fails on (an internal
-     error, reported as such), or a usage error (bad option, --map-svg not writable)
+  2  an input unreadable (not UTF-8, not parsable, malformed IR its dialects reject, no kernel), one the
+     proof fails on (an internal error, reported as such), or a usage error (bad option, --map-svg not
+     writable)
   3  no violation, but a check the solver could not settle ("cannot prove"); 0 with --allow-unproven
 """
 import argparse
@@ -62,7 +63,8 @@ def main(argv=None) -> int:
         p.error(str(exc))
 
     from tlx_alias.verify import prove_module
-    from tlx_alias.verify.source import InputError, load
+    from tlx_alias.verify.source import InputError, load, malformed
+    from tlx_alias.verify.wellformed import MalformedIR
 
     results, reports = [], []            # results: (path, status, report or error message)
     for path, error in expand(args.paths):
@@ -73,7 +75,10 @@ def main(argv=None) -> int:
         try:
             loaded = load(path)
             with loaded.context:
-                report = prove_module(loaded.module, capability, loaded.aliases, path)
+                try:
+                    report = prove_module(loaded.module, capability, loaded.aliases, path)
+                except MalformedIR as exc:   # parsed, but its dialects would reject it: bad input, at its line
+                    raise malformed(loaded, exc) from None
         except InputError as exc:
             _say(f"tlx-verify: error: {exc}", sys.stderr)
             results.append((path, UNREADABLE, str(exc)))

@@ -31,7 +31,10 @@ from tlx_alias.layout import IntOps, ViewLayout
 from tlx_alias._mlir import ir
 
 from .encode import INT_OPS, Encoder, _attr_int, _attr_ints, _attr_str, _width, loc_info
-from tlx_alias.memdesc import SMEM, TMEM, MemDesc, parse_memdesc
+from tlx_alias.memdesc import SMEM, TMEM, MalformedType, MemDesc, parse_memdesc
+
+from . import wellformed
+from .wellformed import MalformedIR
 
 ALLOC_OPS = {"ttg.local_alloc": SMEM, "ttng.tmem_alloc": TMEM}
 # Ops that pass a descriptor on without touching memory (followed by `refs`).
@@ -292,6 +295,7 @@ class ModelBuilder:
 
     # -- entry
     def build(self) -> Kernel:
+        wellformed.check(self.func)     # MalformedIR (bad input) before anything reads the ops' structure
         self.enc.prepare(self.func)
         ops = []
         self.func.walk(lambda op: (ops.append(op), ir.WalkResult.ADVANCE)[1], ir.WalkOrder.PRE_ORDER)
@@ -327,7 +331,23 @@ class ModelBuilder:
         if "memdesc<" not in text:
             return None
         if text not in self._types:
-            self._types[text] = parse_memdesc(text, self.aliases)
+            try:
+                md = parse_memdesc(text, self.aliases)
+                if md is not None and md.space == TMEM and not md.resolved:
+                    raise MalformedType(f"the TMEM encoding {md.encoding} of the type {text} is not defined in "
+                                        f"this module (no `{md.encoding} = ...` line): its columns are unknown")
+                self._types[text] = md
+            except MalformedType as exc:   # bad input: named at the op that makes (or receives) the value
+                owner = value.owner.region.owner if isinstance(value, ir.BlockArgument) else value.owner
+                owner = getattr(owner, "operation", owner)
+                if exc.element is None:
+                    raise MalformedIR(owner, f"{owner.name}: {exc}") from None
+                try:      # an element type MLIR reads (e.g. complex<f32>) is valid IR this checker cannot size
+                    ir.Type.parse(exc.element, owner.context)
+                except Exception:  # MLIRError: not a type at all
+                    raise MalformedIR(owner, f"{owner.name}: the element type {exc.element!r} of the type "
+                                      f"{text} is not a type") from None
+                raise MalformedIR(owner, f"{owner.name}: {exc}", unsupported=True) from None
         return self._types[text]
 
     def where(self, op):
@@ -757,6 +777,6 @@ def build(module, aliases=None, path=None, ctx=None) -> list[Kernel]:
     out = []
     for op in module.body.operations:
         op = getattr(op, "operation", op)
-        if op.name == "tt.func":
+        if op.name == "tt.func" and wellformed.has_body(op):   # a declaration holds no memory
             out.append(ModelBuilder(op, aliases, path, ctx).build())
     return out

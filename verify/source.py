@@ -4,7 +4,9 @@
 (`triton._C.libtriton.ir.parse_mlir_module`, all dialects loaded) and bridged with
 `tlx_alias.bridge.to_upstream` (the plugin's own bridge: generic text, locations restored).
 Anything unreadable (not UTF-8, not parsable, no `tt.func`) raises `InputError` (CLI exit code 2) whose
-message starts with the user's file, and line:col where the parser stopped.
+message starts with the user's file, and line:col where the parser stopped. IR that parses but that its
+dialects' verifiers would reject (`verify.wellformed.MalformedIR`, met while proving) becomes an InputError at
+the op's line:col in the user's file with `malformed(loaded, exc)`.
 """
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ class Loaded:
     how: str                       # "generic", "bridge", "fallback"
     notes: list = field(default_factory=list)
     context: object = None         # keep the upstream context alive with the module
+    text: str = ""                 # the input as read (to find an op's line:col in it)
 
 
 def read(path: str) -> str:
@@ -63,7 +66,9 @@ def load(path: str) -> Loaded:
             errors.append(exc)
     else:
         raise max(errors, key=lambda e: e.pos or (0, 0))   # first of equals: the form the suffix says
-    if not any(op.operation.name == "tt.func" for op in loaded.module.body.operations):
+    loaded.text = text
+    from .wellformed import has_body
+    if not any(op.operation.name == "tt.func" and has_body(op) for op in loaded.module.body.operations):
         raise InputError(f"no kernel (tt.func) found in {path}: tlx-verify checks the kernels of a Triton "
                          ".ttgir dump (cache or TRITON_KERNEL_DUMP) or of generic-form .mlir")
     return loaded
@@ -97,6 +102,87 @@ def load_triton(text: str, path: str = "<text>") -> Loaded:
         raise InputError(f"{path}: Triton -> upstream bridge failed: {type(exc).__name__}: {_first_line(exc)}"
                          ) from None
     return Loaded(module, dict(aliases), path, "bridge", [str(w.message) for w in caught], module.context)
+
+
+def malformed(loaded: Loaded, exc) -> InputError:
+    """The InputError for `exc` (a MalformedIR met while proving `loaded`): `path:line:col: problem`, with the
+    op's position in the user's file when it can be found (generic text), else the op's own location."""
+    op = exc.op
+    pos = op_position(loaded.text, loaded.module, op) if op is not None and loaded.how == "generic" else None
+    what, why = (("unsupported IR", "tlx-verify cannot size this memory; nothing in this file was checked")
+                 if exc.unsupported else
+                 ("malformed IR", "Triton's parser would reject it; nothing in this file was checked"))
+    if pos is not None:
+        return InputError(f"{loaded.path}:{pos[0]}:{pos[1]}: {what}: {exc.problem} ({why})", pos)
+    from .encode import loc_info
+    src = loc_info(op.location, loaded.path)[1] if op is not None else ""
+    at = f" (the {op.name} at {src})" if src else ""
+    return InputError(f"{loaded.path}: {what}: {exc.problem}{at} ({why})")
+
+
+def op_position(text: str, module, op) -> tuple | None:
+    """(line, col) of `op` in the generic text `module` was parsed from; None when it cannot be told.
+
+    The module's own locations are the kernel's source lines (`loc(...)` in the text), not positions in the
+    file. The text is parsed once more with every `loc(...)` blanked out, where the parser gives each op the
+    position it read it at; both parses hold the same ops in the same pre-order."""
+    index = next((k for k, o in enumerate(_preorder(module.operation)) if o == op), None)
+    if index is None:
+        return None
+    ctx = new_context()
+    try:
+        bare = ir.Module.parse(strip_locations(text), ctx)
+    except Exception:  # MLIRError: not generic text after all
+        return None
+    ops = _preorder(bare.operation)
+    if index >= len(ops) or ops[index].name != op.name:
+        return None
+    m = re.fullmatch(r'loc\(".*":(\d+):(\d+)\)', str(ops[index].location))
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _preorder(root) -> list:
+    out = []
+    root.walk(lambda o: (out.append(getattr(o, "operation", o)), ir.WalkResult.ADVANCE)[1], ir.WalkOrder.PRE_ORDER)
+    return out
+
+
+def strip_locations(text: str) -> str:
+    """`text` with every `loc(...)` (outside string literals) and every `#loc` alias definition replaced by
+    spaces, newlines kept: each remaining character stays at its line and column."""
+    out, i, n = list(text), 0, len(text)
+    quoted = False
+    while i < n:
+        ch = text[i]
+        if quoted:
+            if ch == "\\":
+                i += 2
+                continue
+            quoted = ch != '"'
+        elif ch == '"':
+            quoted = True
+        elif text.startswith("loc(", i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_.$#!")):
+            j, depth, q = i + 4, 1, False
+            while j < n and depth:
+                c = text[j]
+                if q:
+                    if c == "\\":
+                        j += 1
+                    elif c == '"':
+                        q = False
+                elif c == '"':
+                    q = True
+                elif c == "(":
+                    depth += 1
+                elif c == ")":
+                    depth -= 1
+                j += 1
+            out[i:j] = [c if c == "\n" else " " for c in text[i:j]]
+            i = j
+            continue
+        i += 1
+    bare = "".join(out)
+    return re.sub(r"^#loc[\w.$-]*\s*=[ \t]*$", lambda m: " " * len(m.group(0)), bare, flags=re.M)
 
 
 def _parse_error(path, form, loc, message, names) -> InputError:

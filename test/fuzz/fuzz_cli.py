@@ -13,11 +13,14 @@ the parser or the solver kills only the child) and must:
 - print no Python traceback;
 - not exit 0 when the input has no kernel (no `tt.func` in its bytes);
 - name the input: in its error (exit 2) or in its report (0, 1, 3);
-- leave no file behind in its temporary directory.
+- leave no file behind in its temporary directory;
+- not crash the proof (exit 2 "the proof failed on this input ... a tlx-verify bug"): IR that parses but
+  that its dialects reject is "malformed IR" at its line:col.
 
-Prints a table: cases, cases per second, exit statuses, failures by class, and "the proof failed on this
-input" errors (exit 2, reported as tlx-verify bugs) by exception. test/pytest/test_fuzz_cli.py runs a short
-derandomized version in CI.
+Prints a table: cases, cases per second, exit statuses, failures by class, how many exit-2 cases were IR
+that parsed but that its dialects reject ("malformed IR" at its line:col, `verify/wellformed.py`), and "the
+proof failed on this input" errors (exit 2, reported as tlx-verify bugs) by exception.
+test/pytest/test_fuzz_cli.py runs a short derandomized version in CI.
 """
 from __future__ import annotations
 
@@ -204,12 +207,20 @@ def failures(case: Case, path: str, o: Outcome) -> list:
         out.append("input not named")
     if o.left:
         out.append("file left behind")
+    if internal_error(o):
+        out.append("proof crash")
     return out
 
 
 def internal_error(o: Outcome) -> str | None:
     """The exception type of a "the proof failed on this input" error (a bug tlx-verify reports), or None."""
     m = re.search(r"the proof failed on this input: (\w+)", o.stderr)
+    return m.group(1) if m else None
+
+
+def malformed(o: Outcome) -> str | None:
+    """"malformed IR" / "unsupported IR" when tlx-verify refused IR that parsed (exit 2, at the op's line:col)."""
+    m = re.search(r"^tlx-verify: error: .*?:\d+:\d+: (malformed IR|unsupported IR): ", o.stderr, re.M)
     return m.group(1) if m else None
 
 
@@ -227,7 +238,7 @@ class _TimeUp(BaseException):
 
 def fuzz(minutes: float, valid: dict, rng_seed: int, save: str | None) -> dict:
     stats = {"cases": 0, "codes": collections.Counter(), "failures": collections.Counter(),
-             "internal": collections.Counter(), "examples": {}}
+             "internal": collections.Counter(), "malformed": collections.Counter(), "examples": {}}
     end = time.monotonic() + minutes * 60
 
     @settings(max_examples=10 ** 9, deadline=None, database=None, phases=[Phase.generate],
@@ -244,6 +255,9 @@ def fuzz(minutes: float, valid: dict, rng_seed: int, save: str | None) -> dict:
         for cls in found:
             stats["failures"][cls] += 1
             stats["examples"].setdefault(cls, (case.how, o.stderr.strip()[-300:]))
+        bad_ir = malformed(o)
+        if bad_ir:
+            stats["malformed"][bad_ir] += 1
         if kind:
             stats["internal"][kind] += 1
             stats["examples"].setdefault(f"internal {kind}", (case.how, o.stderr.strip()[-300:]))
@@ -267,6 +281,7 @@ def table(stats: dict) -> str:
     rows = [("cases", f"{n}"), ("seconds", f"{s:.0f}"), ("cases per second", f"{n / s:.1f}")]
     rows += [(f"exit {k}", f"{v}") for k, v in sorted(stats["codes"].items(), key=str)]
     rows += [(f"failure: {k}", f"{v}") for k, v in sorted(stats["failures"].items())] or [("failures", "0")]
+    rows += [(f"of exit 2: {k} at its line:col", f"{v}") for k, v in sorted(stats["malformed"].items())]
     rows += [(f"'the proof failed' (exit 2): {k}", f"{v}") for k, v in sorted(stats["internal"].items())]
     width = max(len(r[0]) for r in rows)
     return "\n".join([f"| {'':<{width}} | count |", f"|{'-' * (width + 2)}|-------|"] +

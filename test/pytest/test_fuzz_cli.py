@@ -55,3 +55,16 @@ def test_the_oracle_flags_a_crash_and_a_file_left_behind(monkeypatch):
 def test_the_oracle_flags_an_unnamed_input(monkeypatch):
     monkeypatch.setattr(cli, "main", lambda argv: print("tlx-verify: error: something", file=sys.stderr) or 2)
     assert fuzz_cli.check(EMPTY) == ["input not named"]
+
+
+def test_the_oracle_flags_a_proof_crash_and_tallies_malformed_ir(monkeypatch):
+    def crash(argv):
+        print(f"tlx-verify: error: {argv[0]}: the proof failed on this input: IndexError: x (a tlx-verify bug; "
+              "please report it with this file)", file=sys.stderr)
+        return 2
+    monkeypatch.setattr(cli, "main", crash)
+    assert fuzz_cli.check(EMPTY) == ["proof crash"]
+    monkeypatch.undo()
+    bad_for = os.path.join(ROOT, "test", "lit", "verify", "cli", "Inputs", "for-without-iv.mlir")
+    path, o = fuzz_cli.run_case(fuzz_cli.Case(open(bad_for, "rb").read(), ".mlir", "as is"))
+    assert (o.code, fuzz_cli.internal_error(o), fuzz_cli.malformed(o)) == (2, None, "malformed IR"), o.stderr

@@ -13,6 +13,11 @@
 // FOO: error: --target 'foo' is not a target
 // RUN: %PYTHON %S/Inputs/expect_exit.py 2 -- tlx-verify %S/../tlx-fa-seed000.mlir --target "sm_90a sm_100a" 2>&1 | FileCheck %s --check-prefix=TWO
 // TWO: error: --target 'sm_90a sm_100a' is not a target
+// The other two of issue 12's list, ignored before: an empty target and cuda: without digits.
+// RUN: %PYTHON %S/Inputs/expect_exit.py 2 -- tlx-verify %S/../tlx-fa-seed000.mlir --target= 2>&1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: error: --target '' is not a target
+// RUN: %PYTHON %S/Inputs/expect_exit.py 2 -- tlx-verify %S/../tlx-fa-seed000.mlir --target cuda:abc 2>&1 | FileCheck %s --check-prefix=ABC
+// ABC: error: --target 'cuda:abc' is not a target
 
 // RUN: %PYTHON %S/Inputs/expect_exit.py 0 -- tlx-verify %S/../tlx-fa-seed000.mlir --target sm_100a | FileCheck %s --check-prefix=OK
 // RUN: %PYTHON %S/Inputs/expect_exit.py 0 -- tlx-verify %S/../tlx-fa-seed000.mlir --target cuda:103 | FileCheck %s --check-prefix=OK
