@@ -10,7 +10,11 @@ the op's line:col in the user's file with `malformed(loaded, exc)`.
 """
 from __future__ import annotations
 
+import os
 import re
+import signal
+import tempfile
+import warnings
 from dataclasses import dataclass, field
 
 from tlx_alias._mlir import ir, new_context
@@ -87,6 +91,11 @@ def load_generic(text: str, path: str = "<text>") -> Loaded:
 
 def load_triton(text: str, path: str = "<text>") -> Loaded:
     from tlx_alias import _triton
+    died = parser_dies_on(text)
+    if died:
+        raise InputError(f"{path}: Triton's own parser aborts the process on this file ({died}) (reading it as "
+                         "Triton IR; a Triton bug, e.g. 3.8 on a shared-memory shape whose inner dimensions are "
+                         "not powers of two; nothing in this file was checked)")
     tmod, err = _triton.parse(text, _triton.new_context(), name=path)
     if tmod is None:
         m = re.search(r"^(loc\(.*\)): error: (.*)$", err, re.M)
@@ -102,6 +111,34 @@ def load_triton(text: str, path: str = "<text>") -> Loaded:
         raise InputError(f"{path}: Triton -> upstream bridge failed: {type(exc).__name__}: {_first_line(exc)}"
                          ) from None
     return Loaded(module, dict(aliases), path, "bridge", [str(w.message) for w in caught], module.context)
+
+
+def parser_dies_on(text: str) -> str | None:
+    """How Triton's parser dies on `text` ("SIGABRT"), or None if it returns (with a module or an error).
+
+    Triton's parser aborts the whole process on some text it should reject (3.8: a shared memdesc whose inner
+    dimensions are not powers of two, an assertion in its layout code), which no Python code can catch.
+    tlx-verify reads files it did not write, so it parses each first in a forked child; the child's
+    temporary file goes to a directory the parent removes, so an abort leaves no file behind.
+    """
+    from tlx_alias import _triton
+    with tempfile.TemporaryDirectory(prefix="tlx-verify-") as scratch:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)   # 3.12: fork() of a process with threads
+            pid = os.fork()
+        if pid == 0:   # the child: parse, and say nothing (the parent parses again and reports)
+            try:
+                tempfile.tempdir = scratch
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, 1)
+                os.dup2(devnull, 2)
+                _triton.parse(text, _triton.new_context())
+            finally:
+                os._exit(0)
+        _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        return signal.Signals(os.WTERMSIG(status)).name
+    return None
 
 
 def malformed(loaded: Loaded, exc) -> InputError:
