@@ -108,3 +108,19 @@ def test_valid_inputs_are_not_refused(path):
         for f in funcs:
             wellformed.check(f)
         assert model.build(loaded.module, loaded.aliases, path)
+
+
+def test_an_abort_in_tritons_parser_is_an_unreadable_input(monkeypatch, tmp_path):
+    """Triton's parser can abort the whole process (3.8 on some shared memdesc shapes): tlx-verify parses in a
+    forked child first, so the input is reported unreadable with the signal, the process lives on, and the
+    child's temporary file is gone. (The abort is simulated: no release aborts on the same text.)"""
+    from tlx_alias import _triton
+    from tlx_alias.verify.source import InputError, load_triton
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(_triton, "parse", lambda text, context, name="": os.abort())
+    with pytest.raises(InputError) as err:
+        load_triton("module {}", "dump.ttgir")
+    assert "dump.ttgir: Triton's own parser aborts the process on this file (SIGABRT)" in str(err.value)
+    assert "nothing in this file was checked" in str(err.value)
+    assert list(tmp_path.iterdir()) == []
