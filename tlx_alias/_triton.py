@@ -23,7 +23,9 @@ Gluon side (the frontend and kernels call these instead of the renamed builtins)
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import glob
 import inspect
 import os
 import re
@@ -142,6 +144,7 @@ def print_generic(module) -> str:
     The module is unchanged afterwards (the temporary block is erased; no pass runs); no file is left.
     """
     with _lock, _private_files(2, ".tlx.repro.mlir") as (base, out):
+        _borrowed_paths.append(base)
         saved = os.environ.get(_REPRO_ENV)
         block = ir.builder(module.context).create_block_with_parent(module.get_region(0), [])
         try:
@@ -166,6 +169,20 @@ def print_generic(module) -> str:
     if cut >= 0:
         text = text[:cut + 1]
     return text
+
+
+_borrowed_paths: list = []
+"""Every path `print_generic` lent to TRITON_REPRODUCER_PATH in this process. A compile running in another
+thread during that millisecond reads the variable too, and its pass managers then write
+`<path>.<pipeline>.repro.mlir` later, when nothing here is waiting for it: removed at exit."""
+
+
+@atexit.register
+def _remove_borrowed_reproducers():
+    for base in _borrowed_paths:
+        for stray in glob.glob(glob.escape(base) + ".*.repro.mlir"):
+            with contextlib.suppress(OSError):
+                os.unlink(stray)
 
 
 @contextlib.contextmanager

@@ -207,6 +207,24 @@ def test_concurrent_compiles(calls, monkeypatch):
     assert "TRITON_REPRODUCER_PATH" not in os.environ
 
 
+def test_a_reproducer_another_thread_writes_to_the_borrowed_path_is_removed_at_exit(calls):
+    """A compile in another thread may read TRITON_REPRODUCER_PATH while the bridge has lent it, and write
+    `<path>.<pipeline>.repro.mlir` later (seen: `.gluon_to_ttgir.repro.mlir` left in /tmp after the test
+    above): the exit handler removes what was written next to every lent path, and nothing else."""
+    from tlx_alias import _triton
+    hook.install()
+    compile_(k_tagged)   # the bridge lends a path
+    base = _triton._borrowed_paths[-1]
+    stray, other = base + ".gluon_to_ttgir.repro.mlir", base + "-not-ours.mlir"
+    for path in (stray, other):
+        open(path, "w").close()
+    try:
+        _triton._remove_borrowed_reproducers()
+        assert not os.path.exists(stray) and os.path.exists(other)
+    finally:
+        os.unlink(other)
+
+
 # ---------------------------------------------------------------------------------------------- errors
 
 def test_tlx_alias_error_surfaces_from_triton_compile(monkeypatch):
