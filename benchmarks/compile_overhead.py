@@ -82,7 +82,12 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5, help="compiles per column and kernel (default 5)")
     ap.add_argument("--only", nargs="*", help="kernel names to measure (default: all)")
     args = ap.parse_args(argv)
-    os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="tlx_overhead_")
+    with tempfile.TemporaryDirectory(prefix="tlx_overhead_") as cache:   # Triton's cache, removed afterwards
+        os.environ["TRITON_CACHE_DIR"] = cache
+        _run(args)
+
+
+def _run(args):
     cases = _cases()
     if args.only:
         unknown = set(args.only) - {name for name, _ in cases}
