@@ -23,7 +23,7 @@ from tlx_alias.plugin import hook
 
 HOPPER = GPUTarget("cuda", 90, 32)
 BLACKWELL = GPUTarget("cuda", 100, 32)
-BLOCKED: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0])
+BLOCKED = gl.constexpr(gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0]))   # a global of a JIT function (3.6 needs the wrapper)
 
 
 @pytest.fixture(autouse=True)
