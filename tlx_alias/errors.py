@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import warnings
 
@@ -40,3 +41,14 @@ def warn_at(src: str | None, message: str) -> None:
         warnings.warn_explicit(TlxAliasWarning(message), TlxAliasWarning, m.group(1), int(m.group(2)))
     else:
         warnings.warn(TlxAliasWarning(f"{src}: {message}" if src else message), stacklevel=3)
+
+
+def env_mode(env: str, modes: tuple, default: str, where: str) -> str:
+    """The value of the knob `env` (a TLX_ALIAS_* variable), one of `modes`, `default` when unset or empty
+    (case and spaces ignored). Any other value is a TlxAliasError naming the knob and its values: a misspelt
+    knob must not silently mean the default."""
+    mode = os.environ.get(env, "").strip().lower() or default
+    if mode not in modes:
+        raise TlxAliasError(where, f"{env}={mode!r} is not one of {', '.join(modes)}",
+                            f"set {env} to one of {', '.join(modes)} (default {default})")
+    return mode

@@ -18,11 +18,10 @@ A hint may therefore be missed (a buffer Triton's liveness would have fitted), n
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from tlx_alias import layout, targets
-from tlx_alias.errors import TlxAliasError, warn_at
+from tlx_alias.errors import env_mode, warn_at
 
 ENV = "TLX_ALIAS_UNDERUSE"
 MODES = ("on", "off")
@@ -52,11 +51,7 @@ class Separation:
 
 
 def mode_from_env() -> str:
-    mode = os.environ.get(ENV, "on").strip().lower() or "on"
-    if mode not in MODES:
-        raise TlxAliasError("tlx-alias under-use", f"{ENV}={mode!r} is not one of {', '.join(MODES)}",
-                            f"set {ENV} to on (the default) or off")
-    return mode
+    return env_mode(ENV, MODES, "on", "tlx-alias under-use")
 
 
 def tmem_in_use(allocation_columns, tmem_size: int) -> int:

@@ -19,14 +19,13 @@ Offline: `prove_module(module, target, aliases) -> Report`, or the `tlx-verify` 
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 
 import z3
 
 from tlx_alias import targets
-from tlx_alias.errors import TlxAliasError, warn_at
+from tlx_alias.errors import TlxAliasError, env_mode, warn_at
 
 from . import model as _model
 from . import props as _props
@@ -127,11 +126,7 @@ def _prove_in(upstream_module, target, aliases, path, ctx, kernels) -> Report:
 
 
 def mode_from_env() -> str:
-    mode = os.environ.get(ENV, "error").strip().lower() or "error"
-    if mode not in MODES:
-        raise TlxAliasError("tlx-verify", f"{ENV}={mode!r} is not one of {', '.join(MODES)}",
-                            f"set {ENV} to one of {', '.join(MODES)}")
-    return mode
+    return env_mode(ENV, MODES, "error", "tlx-verify")
 
 
 def enforce(upstream_module, target=None, aliases=None, mode: str | None = None) -> Report | None:
