@@ -607,6 +607,13 @@ _TRITON_SIZE_CHECKS = ("exceeds the source view", "same logical storage size", "
                        "non zero offset found in a dimension", "split offset must be 32-bit aligned")
 
 
+def _unreadable(op, target, text, exc) -> Outcome:
+    """A mutant the verifier could not read: Triton 3.8+ checks a view's size against its source itself
+    ("rejected": such a mutant never reaches a user's dump), anything else is a broken mutant ("invalid")."""
+    verdict = "rejected" if any(m in str(exc) for m in _TRITON_SIZE_CHECKS) else "invalid"
+    return Outcome(op, target, verdict, [str(exc).splitlines()[0]], text=text)
+
+
 def run(ttgir: str, ops=None) -> list:
     """Outcome of every mutant of a kernel (see the module doc for the classification)."""
     from tlx_alias.verify.source import InputError
@@ -616,9 +623,7 @@ def run(ttgir: str, ops=None) -> list:
         try:
             report = prove_text(text)
         except InputError as exc:
-            # Triton 3.8+ checks a view's size against its source itself: such a mutant never reaches us
-            verdict = "rejected" if any(m in str(exc) for m in _TRITON_SIZE_CHECKS) else "invalid"
-            out.append(Outcome(op, target, verdict, [str(exc).splitlines()[0]], text=text))
+            out.append(_unreadable(op, target, text, exc))
             continue
         out.append(classify(op, target, oracle(spec, Lowered(text)), report, text))
     return out
@@ -633,8 +638,7 @@ def run_hand(ttgir: str, ops=None) -> list:
             try:
                 report = prove_text(text)
             except InputError as exc:
-                verdict = "rejected" if any(m in str(exc) for m in _TRITON_SIZE_CHECKS) else "invalid"
-                out.append(Outcome(op, target, verdict, [str(exc).splitlines()[0]], text=text))
+                out.append(_unreadable(op, target, text, exc))
                 continue
             try:
                 problems = hand_mutate.judge(text)
