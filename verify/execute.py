@@ -71,6 +71,17 @@ EVAL = {
 }
 
 
+def constant_value(op):
+    """The value an `arith.constant` gives a run (int or bool), or None (not an integer)."""
+    text = str(op.attributes["value"]).split(":")[0].strip()
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
 class Stop(Exception):
     """The run cannot go on (a value it cannot compute, or its budget)."""
 
@@ -143,14 +154,9 @@ class Run(Bindings):
             raise Stop("step budget")
         name = op.name
         if name == "arith.constant":
-            text = str(op.attributes["value"]).split(":")[0].strip()
-            if text in ("true", "false"):
-                self.env[op.results[0]] = text == "true"
-            else:
-                try:
-                    self.env[op.results[0]] = int(text)
-                except ValueError:
-                    pass
+            value = constant_value(op)
+            if value is not None:
+                self.env[op.results[0]] = value
         elif name in EVAL:
             try:
                 args = [self.env[a] for a in op.operands]
