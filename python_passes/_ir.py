@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from tlx_alias.memdesc import parse_memdesc
+from tlx_alias.memdesc import MalformedType, parse_memdesc
 from tlx_alias._mlir import ir
 from tlx_alias.errors import TlxAliasError
 
@@ -104,8 +104,17 @@ def fail(op, where: str, problem: str, fix: str, src: str | None = None):
 
 
 def memdesc_of(value, aliases=None):
-    """The value's memdesc type, encodings resolved through `aliases` (None if not a memdesc)."""
-    return parse_memdesc(str(value.type), aliases)
+    """The value's memdesc type, encodings resolved through `aliases` (None if not a memdesc). A type its
+    dialect would reject (possible only in generic text) or of an element type without a known width is an
+    error at the op that defines the value."""
+    try:
+        return parse_memdesc(str(value.type), aliases)
+    except MalformedType as exc:
+        owner = value.owner
+        op = owner.owner if isinstance(owner, ir.Block) else owner   # a block argument: the op of its region
+        op = getattr(op, "operation", op)
+        fail(op, "tlx-alias", f"malformed type: {exc}", "write the type as Triton prints it (TMEM encoding sizes "
+             "positive integers; an element type of the ttg dialect)")
 
 
 def type_of(text: str):
