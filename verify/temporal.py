@@ -915,7 +915,7 @@ def _who(sim, x: Access) -> str:
     return f"{verb} of {x.foot.label} by {x.op.name} at {sim.src(x.op)} ({x.thread.name}{_iters(x.trail)[1:-1] and ', ' + _iters(x.trail)[2:-1]})"
 
 
-def p7_temporal(kernel, path=None, runs=RUNS) -> list:
+def p7_temporal(kernel, path=None, runs=None) -> list:
     """P7 verdicts for the aliased allocations of one kernel (none when nothing shares bytes)."""
     from .props import PROVEN, UNKNOWN, VIOLATION, Verdict
     probe = Sim(kernel, 0, path)
@@ -923,7 +923,7 @@ def p7_temporal(kernel, path=None, runs=RUNS) -> list:
     if not aliased:   # nothing shares bytes: no pair to order, no verdict, so no run (they cost up to ~1 s)
         return []
     sims, stopped, shrunk, hung, skipped = [], None, [], [], []
-    for value in runs:
+    for value in runs or RUNS:
         # a value at or above one whose run used up the budget would use it up too (the arguments drive
         # the loops): go straight to its smaller values instead of spending a whole budget on each
         while shrunk and value >= min(shrunk) and value // 4 >= MIN_VALUE:
@@ -986,9 +986,22 @@ def p7_temporal(kernel, path=None, runs=RUNS) -> list:
         if rows:
             out += rows
             continue
+        for _, _, hs in hung:   # who shares the bytes: what a hung run saw before it hung counts too
+            tenants.update(hs.tenants.get(a.name, {}))
         if len(tenants) < 2:
             continue
         checked = sum(sim.checked.get(a.name, 0) for sim in sims)
+        if hung and not checked:
+            # the runs that completed ordered nothing here, and the others hung: nothing was shown (a wait on a
+            # barrier no one arrives on hangs every run long enough to reach the shared bytes)
+            value, why, _ = hung[0]
+            out.append(Verdict("P7", a.name, UNKNOWN, "accesses to shared bytes ordered by the kernel's "
+                               "synchronization", f"no overlapping accesses on the runs that completed (integer "
+                               f"arguments = {', '.join(str(s.arg_value) for s in sims)}), and the run with "
+                               f"{value} deadlocked: {why}", a.src,
+                               "check the barrier each wait observes (its index and phase): a run long enough to "
+                               "reach the shared bytes hangs"))
+            continue
         names = ", ".join(sorted(set(tenants.values())))
         note = f"; {', '.join(map(str, shrunk))} exceeded the run budget" if shrunk else ""
         note += f"; {', '.join(map(str, skipped))} not run (not below one that did)" if skipped else ""

@@ -9,7 +9,7 @@ import pytest
 
 import p7_seeded  # test/tools, on the path through conftest.py
 from tlx_alias.errors import TlxAliasError, TlxAliasWarning
-from tlx_alias.verify import enforce, prove_module, temporal
+from tlx_alias.verify import enforce, model, prove_module, temporal
 from tlx_alias.verify.cli import trace_text
 from tlx_alias.verify.source import load_triton
 
@@ -162,3 +162,19 @@ def test_hopper_gemm_weakened_wait_caught(gemm_ttgir, op, nth, first):
     assert bad and bad[0].data["ops"][0] == first, report.text()
     assert {"c_smem", "b_ring"} == set(bad[0].data["views"]), report.text()
     assert "hopper_gemm.py:" in bad[0].detail
+
+
+def test_runs_that_hang_prove_nothing():
+    """A wait no one completes (p_ready needs 2 arrivals, the softmax gives 1) hangs every run that reaches the
+    aliased TMEM; a run that completes without touching it (n_iter = 0) orders nothing: "cannot prove", not
+    "proven" on 0 pairs (a vacuous proof let a hanging warp-specialized GEMM through)."""
+    text = _seeded("s_p_ws", "none")
+    hanging = text.replace("ttng.arrive_barrier %p_ready, 2,", "ttng.arrive_barrier %p_ready, 1,")
+    assert hanging != text
+    for source, expected in ((text, "proven"), (hanging, "cannot prove")):
+        loaded = load_triton(source, "k.ttgir")
+        with loaded.context:
+            kernels = model.build(loaded.module, loaded.aliases, "k.ttgir")
+            verdicts = [v for k in kernels for v in temporal.p7_temporal(k, "k.ttgir", runs=(7, 0))]
+        assert [v.status for v in verdicts] == [expected], [v.detail for v in verdicts]
+    assert "deadlocked" in verdicts[0].detail and "p_ready" in verdicts[0].detail
