@@ -57,8 +57,10 @@ The ring, step by step
 ----------------------
 Every program walks its tiles (pid, pid + nprog, ...) through the same sequence of ring steps, in all three
 partitions: per tile, k_tiles *load steps* then EPI_STEPS *epilogue steps* (EPI_STEPS = 2 with SHARE, 0
-without). Step n uses slot n % STAGES at barrier parity (n // STAGES) & 1; each partition carries (slot, phase)
-as loop counters, so the slots of the three never drift apart. Per slot s, two mbarriers:
+without). Step n uses slot n % STAGES at barrier parity (n // STAGES) & 1; each partition carries the running
+count n (`it`) and derives slot and parity from it, so the slots of the three never drift apart. (A count
+rather than a carried (slot, phase) pair: the proof then bounds every slot index by the modulus alone, with no
+loop invariant to infer; P1-P6 take ~3x less time.) Per slot s, two mbarriers:
 
     ready[s]  count 1: load step: the producer's `expect` + the TMA bytes of A and B; epilogue step: one
               arrival of the producer (no bytes).
@@ -137,13 +139,6 @@ BLOCK_M = gl.constexpr(2 * 64)          # rows per tile: two consumer warpgroups
 # ----------------------------------------------------------------------------------------------- helpers
 
 @gluon.jit
-def _advance(slot, phase, n, STAGES: gl.constexpr):
-    """Ring position n (>= 0) steps after (slot, phase) in a ring of STAGES slots."""
-    nxt = slot + n
-    return nxt % STAGES, phase ^ ((nxt // STAGES) & 1)
-
-
-@gluon.jit
 def _tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M: gl.constexpr, BLOCK_N: gl.constexpr):
     """(off_m, off_n) of output tile `tile_id`, tiles grouped GROUP_M at a time along M for L2 reuse."""
     num_pid_in_group = GROUP_M * num_pid_n
@@ -165,23 +160,23 @@ def _producer(a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, BLOCK_N: gl
     num_pid_m = gl.cdiv(M, BLOCK_M)
     num_pid_n = gl.cdiv(N, BLOCK_N)
     num_tiles = num_pid_m * num_pid_n
-    slot = 0
-    phase = 0
+    it = 0   # ring steps so far: slot it % STAGES, parity (it // STAGES) & 1
     for tile_id in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
         off_m, off_n = _tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M, BLOCK_N)
         for kk in range(k_tiles):
-            mbarrier.wait(empty.index(slot), phase ^ 1)       # fresh barrier: parity 1 passes at once
+            slot = it % STAGES
+            mbarrier.wait(empty.index(slot), ((it // STAGES) & 1) ^ 1)   # fresh barrier: parity 1 passes at once
             bar = ready.index(slot)
             mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
             compat.tma_load(a_desc, [off_m, kk * BLOCK_K], bar, a_ring.index(slot))
             compat.tma_load(b_desc, [kk * BLOCK_K, off_n], bar, b_ring.index(slot))
-            slot, phase = _advance(slot, phase, 1, STAGES)
+            it += 1
         for e in gl.static_range(EPI_STEPS):
             # Epilogue step e: once both consumers' wgmmas that read this slot have retired (and, a lap
             # earlier, any store out of it has been read), the slot belongs to consumer e's epilogue.
-            mbarrier.wait(empty.index(slot), phase ^ 1)
-            mbarrier.arrive(ready.index(slot), count=1)
-            slot, phase = _advance(slot, phase, 1, STAGES)
+            mbarrier.wait(empty.index(it % STAGES), ((it // STAGES) & 1) ^ 1)
+            mbarrier.arrive(ready.index(it % STAGES), count=1)
+            it += 1
 
 
 # ----------------------------------------------------------------------------------------------- consumers
@@ -202,39 +197,34 @@ def _consumer(g: gl.constexpr, c_desc, a_ring, b_ring, c_ring, ready, empty, M, 
     num_pid_n = gl.cdiv(N, BLOCK_N)
     num_tiles = num_pid_m * num_pid_n
     acc = gl.zeros((ROWS, BLOCK_N), gl.float32, acc_layout)
-    slot = 0
-    phase = 0
-    epi_slot = 0            # with SHARE: the slot this consumer's last epilogue stored from (release pending)
-    pending = False         # ... and whether that release is still to be made
+    it = 0   # ring steps so far (both kinds): slot it % STAGES, parity (it // STAGES) & 1
     for tile_id in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
         off_m, off_n = _tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M, BLOCK_N)
         for kk in range(k_tiles):
-            mbarrier.wait(ready.index(slot), phase)
+            slot = it % STAGES
+            mbarrier.wait(ready.index(slot), (it // STAGES) & 1)
             a = a_ring.index(slot).slice(g * ROWS, ROWS)        # this warpgroup's 64 rows of A
             acc = warpgroup_mma(a, b_ring.index(slot), acc, use_acc=kk > 0, is_async=True)
-            # wgmma groups retire in order: the one of step kk - 1 is done, so its slot goes back. (That slot is
-            # computed, not carried: `prev = slot` before the loop and in it would look unchanged to Gluon's
-            # loop-carried analysis, which then does not carry it.)
+            # wgmma groups retire in order: the one of step kk - 1 is done, so its slot goes back.
             acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc, ))
             if kk > 0:
-                mbarrier.arrive(empty.index((slot + STAGES - 1) % STAGES), count=1)
+                mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1)
             else:
                 if EPI_STEPS > 0:
-                    if pending:
-                        # The previous tile's C half: once its store has read the slot, hand the slot back
-                        # (count 2: this consumer was the slot's only user in that step).
+                    if tile_id != gl.program_id(0):
+                        # The previous tile's C half, stored from epilogue step g, EPI_STEPS - g steps before
+                        # this one: once its store has read the slot, hand the slot back (count 2: this
+                        # consumer was the slot's only user in that step).
                         tma.store_wait(pendings=0)
-                        mbarrier.arrive(empty.index(epi_slot), count=2)
-            slot, phase = _advance(slot, phase, 1, STAGES)
+                        mbarrier.arrive(empty.index((it + STAGES - EPI_STEPS + g) % STAGES), count=2)
+            it += 1
         acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))   # every wgmma of this tile has retired
-        mbarrier.arrive(empty.index((slot + STAGES - 1) % STAGES), count=1)   # the slot of the last k-step
+        mbarrier.arrive(empty.index((it + STAGES - 1) % STAGES), count=1)   # the slot of the last k-step
 
         # ---- epilogue: this warpgroup's 64 x BLOCK_N half of the tile ----
         if EPI_STEPS > 0:
-            epi_slot, epi_phase = _advance(slot, phase, g, STAGES)   # epilogue step g of this tile
-            mbarrier.wait(ready.index(epi_slot), epi_phase)          # the producer handed the slot over
-            c = c_ring.index(epi_slot)
-            pending = True
+            mbarrier.wait(ready.index((it + g) % STAGES), ((it + g) // STAGES) & 1)   # epilogue step g: handed over
+            c = c_ring.index((it + g) % STAGES)
         else:
             c = c_ring.index(g)
             tma.store_wait(pendings=0)                              # the private half's previous store is done
@@ -242,7 +232,7 @@ def _consumer(g: gl.constexpr, c_desc, a_ring, b_ring, c_ring, ready, empty, M, 
         c.store(acc.to(dtype))
         fence_async_shared()   # generic writes before the TMA store (async proxy) reads them
         compat.tma_store(c_desc, [off_m + g * ROWS, off_n], c)
-        slot, phase = _advance(slot, phase, EPI_STEPS, STAGES)
+        it += EPI_STEPS
     tma.store_wait(pendings=0)
 
 
