@@ -12,7 +12,7 @@ each run (`_common.bench_ms`).
 `--kernel hopper_gemm_ws`: the warp-specialized GEMM against torch.matmul (cuBLAS), its own unshared variant
 and hopper_gemm, in `--rounds` interleaved A/B rounds (every variant timed once per round, the order reversed
 every other round, so that clock and power drift hit all alike); the table prints the median TFLOP/s over the
-rounds with their range, and the ratios.
+rounds with their range, and the ratios; `--sweep` adds knob variants of it (GROUP_M, register split, stages).
 
 Without a GPU (or always, first): compile every kernel for its target on this machine through the
 plugin, and print per configuration the SMEM bytes (`metadata.shared`) and TMEM columns, with and
@@ -159,9 +159,15 @@ def bench_gemm(quick=False):
     print()
 
 
-def bench_gemm_ws(quick=False, rounds=4):
+# `--sweep`: knob variants of ws shared, timed in the same rounds (make_launch keyword arguments)
+GEMM_WS_SWEEP = {"ws group_m=16": dict(group_m=16), "ws group_m=4": dict(group_m=4),
+                 "ws regs 232/40": dict(consumer_regs=232, producer_regs=40),
+                 "ws shared 3 stages": dict(stages=3)}
+
+
+def bench_gemm_ws(quick=False, rounds=4, sweep=False):
     """hopper_gemm_ws (shared, 4 stages) vs its unshared variant (3 stages), hopper_gemm and torch.matmul,
-    interleaved A/B rounds on the issue's four shapes (bf16)."""
+    interleaved A/B rounds on the issue's four shapes (bf16); `sweep` adds GEMM_WS_SWEEP's variants."""
     import statistics
 
     import torch
@@ -193,7 +199,7 @@ def bench_gemm_ws(quick=False, rounds=4):
     sizes = [(4096, 4096, 4096)] if quick else [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 2048),
                                                 (512, 8192, 8192)]
     reps = 20 if quick else 40
-    labels = ["ws shared", "ws unshared", "hopper_gemm", "torch.matmul"]
+    labels = ["ws shared", "ws unshared", "hopper_gemm", "torch.matmul"] + (list(GEMM_WS_SWEEP) if sweep else [])
     rows = []
     for M, N, K in sizes:
         torch.manual_seed(0)
@@ -203,6 +209,7 @@ def bench_gemm_ws(quick=False, rounds=4):
         flops = 2.0 * M * N * K
         fns = {"ws shared": ws.make_launch(a, b, c, share=True), "ws unshared": ws.make_launch(a, b, c, share=False),
                "hopper_gemm": hg.make_launch(a, b, c), "torch.matmul": lambda: torch.matmul(a, b, out=c)}
+        fns.update({k: ws.make_launch(a, b, c, share=True, **GEMM_WS_SWEEP[k]) for k in labels if k in GEMM_WS_SWEEP})
         times = {k: [] for k in labels}
         for r in range(rounds):
             for label in (labels if r % 2 == 0 else labels[::-1]):
@@ -211,13 +218,16 @@ def bench_gemm_ws(quick=False, rounds=4):
                     assert not c.isnan().any().item(), f"hopper_gemm_ws ({label}) left NaN in the output"
         med = {k: statistics.median(v) for k, v in times.items()}
         cell = lambda k: f"{med[k]:.1f} [{min(times[k]):.0f}-{max(times[k]):.0f}]"  # noqa: E731
+        best = max((k for k in labels if k.startswith("ws")), key=med.get)
         rows.append([f"{M}x{N}x{K}", *(cell(k) for k in labels), f"{med['ws shared'] / med['torch.matmul']:.3f}",
-                     f"{med['ws shared'] / med['ws unshared']:.3f}", f"{med['ws shared'] / med['hopper_gemm']:.3f}"])
+                     f"{med['ws shared'] / med['ws unshared']:.3f}", f"{med['ws shared'] / med['hopper_gemm']:.3f}",
+                     f"{best}: {med[best] / med['torch.matmul']:.3f}"])
         print(f"  {M}x{N}x{K}: " + ", ".join(f"{k} {med[k]:.1f}" for k in labels), flush=True)
     print(f"\nhopper_gemm_ws bf16 TFLOP/s, median [range] of {rounds} interleaved rounds x median of {reps} runs, "
           f"L2 flushed  (ws shared: 128x256x64, 4 stages, C on the B ring; ws unshared: 3 stages, C private; "
           f"hopper_gemm: its defaults)")
-    print_table(["M x N x K", *labels, "shared/torch", "shared/unshared", "shared/hopper_gemm"], rows)
+    print_table(["M x N x K", *labels, "shared/torch", "shared/unshared", "shared/hopper_gemm", "best ws/torch"],
+                rows)
     print()
 
 
@@ -337,6 +347,7 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="fewer configurations, sizes and repetitions")
     p.add_argument("--no-proof", action="store_true", help="skip the Z3 proof in the compile report")
     p.add_argument("--rounds", type=int, default=4, help="interleaved A/B rounds (hopper_gemm_ws)")
+    p.add_argument("--sweep", action="store_true", help="hopper_gemm_ws: also time its knob variants")
     args = p.parse_args(argv)
     names = _select(args.kernel)
 
@@ -361,7 +372,7 @@ def main(argv=None):
         elif arch != major:
             print(f"{name}: needs sm_{arch}x, this GPU is sm_{major}{minor}: skipped")
         elif name == "hopper_gemm_ws":
-            bench(quick=args.quick, rounds=args.rounds)
+            bench(quick=args.quick, rounds=args.rounds, sweep=args.sweep)
         else:
             bench(quick=args.quick)
     return 0

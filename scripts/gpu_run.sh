@@ -101,12 +101,12 @@ for stage in $EXPANDED; do
       ws_run ws-bench 330 $PY benchmarks/attention_ws_bench.py ;;
     gemm-ws-smoke)
       # both dtypes and variants, a few small shapes: a wrong result or a hang (the ring hand-off) shows here
-      ws_run gemm-ws-smoke 120 $PY test/tools/gpu_smoke_gemm_ws.py ;;
+      ws_run gemm-ws-smoke 90 $PY test/tools/gpu_smoke_gemm_ws.py ;;
     gemm-ws-tests)
       export WS_TEST_SHARED_CACHE=1   # the benchmark below finds the kernels these tests compiled
-      ws_run gemm-ws-tests 150 $PY -m pytest -q -p no:cacheprovider test/pytest/test_hopper_gemm_ws.py ;;
+      ws_run gemm-ws-tests 120 $PY -m pytest -q -p no:cacheprovider test/pytest/test_hopper_gemm_ws.py ;;
     gemm-ws-bench)
-      ws_run gemm-ws-bench 150 $PY benchmarks/kernel_bench.py --kernel hopper_gemm_ws --no-proof --rounds 4 ;;
+      ws_run gemm-ws-bench 150 $PY benchmarks/kernel_bench.py --kernel hopper_gemm_ws --no-proof --rounds 4 --sweep ;;
     bench)
       # two full repeats, to report the spread between them
       run bench-1 $PY benchmarks/kernel_bench.py --no-proof
