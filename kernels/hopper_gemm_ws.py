@@ -92,12 +92,22 @@ Why C[s] (= B[s]'s bytes) and the ring are never live at once, barrier by barrie
    overlap each other.
 A[s] (not under C) is simply idle during the epilogue step.
 
+Every arrival is made by one thread of the partition, after a barrier of its warps that Triton puts before it
+(`bar.sync <id>, 128` in the PTX): all 4 warps have passed their `warpgroup_mma_wait` / `store_wait` first.
+
 Release late, not early: consumer e makes step 2's `store_wait(0)` + arrival only after it has issued the first
 wgmma of its next tile (at the first k-step, after its `warpgroup_mma_wait(1)`), so the store's drain overlaps
-the next tile's MMAs instead of stalling them. It cannot deadlock for STAGES >= EPI_STEPS + 1: the next tile's
-first k-step uses step n + 2 (slot of step n + 2 - STAGES <= n - 1, a load step already released), and the
-next step that needs slot s is n + STAGES >= n + 3, which the producer fills after the release made at that
-first k-step. After the last tile, each consumer drains its store before it exits.
+the next tile's MMAs instead of stalling them. It cannot deadlock for STAGES >= EPI_STEPS + 1: with the tile's
+epilogue steps at n and n + 1, the next tile's first k-step is step n + 2, whose slot was last used by step
+n + 2 - STAGES <= n - 1, a load step the consumers released in the mainloop; the epilogue slots are next needed
+by steps n + STAGES and n + 1 + STAGES >= n + 3, which the producer fills after the releases made at step n + 2.
+After the last tile, each consumer drains its store before it exits.
+
+What the proof sees: P1-P6 proven (every slot index is `it % STAGES`); P7's bounded runs (integer arguments 256,
+384 and 7: up to 6 tiles of 6 k-steps in one program) complete and order every pair of overlapping accesses
+(112: TMA loads and wgmma reads of B[s] against the epilogue's writes of C[s] and its TMA store reading them).
+Drop the `store_wait(0)` before the late release and P7 reports the TMA store of C[s] still reading when the
+producer's TMA load refills B[s] (test_hopper_gemm_ws.py).
 
 Cost of sharing: while a tile's epilogue runs, the producer can have only STAGES - EPI_STEPS = 2 of the next
 tile's k-steps in the ring (without sharing: all 3 slots), and the two slots held by the epilogue are refilled
