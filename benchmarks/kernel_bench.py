@@ -12,7 +12,8 @@ each run (`_common.bench_ms`).
 `--kernel hopper_gemm_ws`: the warp-specialized GEMM against torch.matmul (cuBLAS), its own unshared variant
 and hopper_gemm, in `--rounds` interleaved A/B rounds (every variant timed once per round, the order reversed
 every other round, so that clock and power drift hit all alike); the table prints the median TFLOP/s over the
-rounds with their range, and the ratios; `--sweep` adds knob variants of it (GROUP_M, register split, stages).
+rounds with their range, and the ratios; `--sweep` adds knob variants of it (GROUP_M, register split, stages,
+128 x 128 tiles).
 
 Without a GPU (or always, first): compile every kernel for its target on this machine through the
 plugin, and print per configuration the SMEM bytes (`metadata.shared`) and TMEM columns, with and
@@ -162,7 +163,7 @@ def bench_gemm(quick=False):
 # `--sweep`: knob variants of ws shared, timed in the same rounds (make_launch keyword arguments)
 GEMM_WS_SWEEP = {"ws group_m=16": dict(group_m=16), "ws group_m=4": dict(group_m=4),
                  "ws regs 232/40": dict(consumer_regs=232, producer_regs=40),
-                 "ws shared 3 stages": dict(stages=3)}
+                 "ws shared 3 stages": dict(stages=3), "ws 128x128 7 stages": dict(BN=128, stages=7)}
 
 
 def bench_gemm_ws(quick=False, rounds=4, sweep=False):

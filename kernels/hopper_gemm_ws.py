@@ -52,6 +52,8 @@ SHARE=False, the fair baseline: the two C halves get bytes of their own,
     STAGES = 3: 65536 + 3 x 49152 = 212992 (the most that fit: 4 stages need 262144 > 232448, the sm_90 limit,
     and the lowering stops the compile with "shared memory over capacity").
 So sharing buys the fourth stage, at the cost below (two ring slots per tile are held by the epilogue).
+At 128 x 128 x 64 tiles (BN=128; a C half is 16 KiB, again one B slot) sharing buys the seventh: 7 x 32 KiB =
+229376 with it, 2 x 16 KiB + 6 x 32 KiB = 229376 without (7 stages: 262144, over capacity).
 
 The ring, step by step
 ----------------------

@@ -42,8 +42,8 @@ def private_cache(tmp_path_factory):
 
 
 @functools.lru_cache(maxsize=None)
-def kernel(dtype=gl.bfloat16, share=True, stages=None):
-    return ws.compile_gemm_ws(dtype, share, stages)
+def kernel(dtype=gl.bfloat16, share=True, stages=None, BN=256):
+    return ws.compile_gemm_ws(dtype, share, stages, BN=BN)
 
 
 def views(ttgir):
@@ -52,12 +52,13 @@ def views(ttgir):
 
 # ----------------------------------------------------------------------------------------------- layout
 
-@pytest.mark.parametrize("dtype,share,stages", [(gl.bfloat16, True, 4), (gl.float16, True, 4),
-                                                (gl.bfloat16, False, 3), (gl.float16, False, 3),
-                                                (gl.bfloat16, True, 3)])
-def test_compiles_with_the_planned_layout(dtype, share, stages):
-    k = kernel(dtype, share, stages)
-    plan = ws.smem_plan(stages, share)
+@pytest.mark.parametrize("dtype,share,stages,BN", [(gl.bfloat16, True, 4, 256), (gl.float16, True, 4, 256),
+                                                   (gl.bfloat16, False, 3, 256), (gl.float16, False, 3, 256),
+                                                   (gl.bfloat16, True, 3, 256), (gl.bfloat16, True, 7, 128),
+                                                   (gl.bfloat16, False, 6, 128)])
+def test_compiles_with_the_planned_layout(dtype, share, stages, BN):
+    k = kernel(dtype, share, stages, BN)
+    plan = ws.smem_plan(stages, share, BN=BN)
     assert smem_backing(k.ttgir) == [plan["spec"]]                  # one backing allocation, the planned size
     extra = k.smem_bytes - plan["spec"]
     assert 2 * stages * MBARRIER <= extra <= 2 * stages * MBARRIER + CAPTURE_SLACK
@@ -75,7 +76,7 @@ def test_compiles_with_the_planned_layout(dtype, share, stages):
     assert v["a_ring"]["slot"] == a and v["b_ring"]["slot"] == b
     name = "bf16" if dtype == gl.bfloat16 else "f16"
     assert re.match(rf"!ttg\.memdesc<\d+x128x64x{name}", v["a_ring"]["type"])
-    assert re.match(rf"!ttg\.memdesc<\d+x64x256x{name}", v["c_ring"]["type"])
+    assert re.match(rf"!ttg\.memdesc<\d+x64x{BN}x{name}", v["c_ring"]["type"])
 
 
 def test_docstring_plan_numbers():
@@ -85,6 +86,7 @@ def test_docstring_plan_numbers():
     assert shared["spec"] == 196608 and alone["spec"] == 212992
     assert ws.smem_plan(4, False)["spec"] == 262144 > ws.SMEM_LIMIT == 232448
     assert ws.most_stages(True) == 4 and ws.most_stages(False) == 3
+    assert ws.most_stages(True, BN=128) == 7 and ws.most_stages(False, BN=128) == 6     # 128 x 128 x 64 tiles
     assert ws.DEFAULT_STAGES == {True: ws.most_stages(True), False: ws.most_stages(False)}
 
 
@@ -249,6 +251,17 @@ def test_matmul_persistent_many_tiles_per_program(M, N, K, share):
         c.fill_(float("nan"))
         ws.matmul(a, b, out=c, share=share)
         assert torch.equal(c, first)
+
+
+@GPU
+@pytest.mark.parametrize("M,N,K", [(1000, 1000, 1000), (2500, 4104, 72), (300, 8, 4104)])
+@pytest.mark.parametrize("share,stages", [(True, 7), (False, 6)])
+def test_matmul_128x128_tiles(M, N, K, share, stages):
+    torch.manual_seed(0)
+    a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+    c = ws.matmul(a, b, share=share, stages=stages, BN=128)
+    torch.testing.assert_close(c.float(), a.float() @ b.float(), rtol=2e-2, atol=0.25)
 
 
 @GPU
