@@ -48,7 +48,7 @@ One `tlx.storage_alias_spec` holds the rings and the C halves (SHARE=True, STAGE
     capture area outside the spec)
 
 SHARE=False, the fair baseline: the two C halves get bytes of their own,
-    distinct( shared[group_size=2](c_tiles), shared[group_size=STAGES](b_ring), shared[group_size=STAGES](a_ring) )
+    distinct( shared[group_size=2](c_ring), shared[group_size=STAGES](b_ring), shared[group_size=STAGES](a_ring) )
     STAGES = 3: 65536 + 3 x 49152 = 212992 (the most that fit: 4 stages need 262144 > 232448, the sm_90 limit,
     and the lowering stops the compile with "shared memory over capacity").
 So sharing buys the fourth stage, at the cost below (two ring slots per tile are held by the epilogue).
@@ -115,7 +115,7 @@ Cost of sharing: while a tile's epilogue runs, the producer can have only STAGES
 tile's k-steps in the ring (without sharing: all 3 slots), and the two slots held by the epilogue are refilled
 only after the store has read them. During the mainloop the ring is 4 deep instead of 3.
 
-Without sharing (SHARE=False), consumer e's C half is c_tiles[e], private: before writing it, `store_wait(0)`
+Without sharing (SHARE=False), consumer e's C half is c_ring[e], private: before writing it, `store_wait(0)`
 drains the consumer's previous store (issued one tile earlier, so in practice long done).
 
 Measured: to be measured on the H100 (`bash scripts/gpu_run.sh gemm-ws`).
