@@ -24,7 +24,7 @@ import triton
 from triton import knobs
 
 from tlx_alias.kernels import (blackwell_attention, blackwell_gemm, demo, hopper_attention, hopper_attention_ws,
-                               hopper_gemm)
+                               hopper_gemm, hopper_gemm_ws)
 from tlx_alias.kernels._common import BLACKWELL, compile_for
 from tlx_alias.plugin import hook
 
@@ -35,6 +35,7 @@ def _cases():
     """(name, build): one per kernel in kernels/, each at the configuration its compile helper defaults to."""
     return [
         ("hopper_gemm", hopper_gemm.compile_gemm),
+        ("hopper_gemm_ws", hopper_gemm_ws.compile_gemm_ws),
         ("hopper_attention", hopper_attention.compile_attention),
         ("hopper_attention_ws", hopper_attention_ws.compile_attention),
         ("blackwell_attention", blackwell_attention.compile_attention),

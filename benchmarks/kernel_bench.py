@@ -1,6 +1,6 @@
 """Benchmark (GPU) or compile report (CPU) of the kernels in `tlx_alias.kernels`.
 
-    python benchmarks/kernel_bench.py [--kernel NAME] [--quick] [--no-proof]
+    python benchmarks/kernel_bench.py [--kernel NAME] [--quick] [--no-proof] [--rounds N]
 
 With a CUDA GPU: for each kernel that runs on it (Hopper kernels on sm_90), correctness against PyTorch
 first (outputs poisoned with NaN before every run, fresh random inputs), then one table per kernel, all in
@@ -8,6 +8,12 @@ this run: TFLOP/s of our kernel, of the same kernel without sharing (the best co
 of PyTorch's best (`torch.matmul`; `scaled_dot_product_attention` under each available backend), and
 the ratios. Times are medians of many CUDA-event-timed runs after warm-up, with the L2 flushed before
 each run (`_common.bench_ms`).
+
+`--kernel hopper_gemm_ws`: the warp-specialized GEMM against torch.matmul (cuBLAS), its own unshared variant
+and hopper_gemm, in `--rounds` interleaved A/B rounds (every variant timed once per round, the order reversed
+every other round, so that clock and power drift hit all alike); the table prints the median TFLOP/s over the
+rounds with their range, and the ratios; `--sweep` adds knob variants of it (GROUP_M, register split, stages,
+128 x 128 tiles).
 
 Without a GPU (or always, first): compile every kernel for its target on this machine through the
 plugin, and print per configuration the SMEM bytes (`metadata.shared`) and TMEM columns, with and
@@ -23,7 +29,8 @@ import inspect
 import math
 import sys
 
-KERNELS = ("hopper_gemm", "hopper_attention", "hopper_attention_ws", "blackwell_gemm", "blackwell_attention")
+KERNELS = ("hopper_gemm", "hopper_gemm_ws", "hopper_attention", "hopper_attention_ws", "blackwell_gemm",
+           "blackwell_attention")
 
 
 def _select(name: str | None):
@@ -153,6 +160,78 @@ def bench_gemm(quick=False):
     print()
 
 
+# `--sweep`: knob variants of ws shared, timed in the same rounds (make_launch keyword arguments)
+GEMM_WS_SWEEP = {"ws group_m=16": dict(group_m=16), "ws group_m=4": dict(group_m=4),
+                 "ws regs 232/40": dict(consumer_regs=232, producer_regs=40),
+                 "ws shared 3 stages": dict(stages=3), "ws 128x128 7 stages": dict(BN=128, stages=7)}
+
+
+def bench_gemm_ws(quick=False, rounds=4, sweep=False):
+    """hopper_gemm_ws (shared, 4 stages) vs its unshared variant (3 stages), hopper_gemm and torch.matmul,
+    interleaved A/B rounds on the issue's four shapes (bf16); `sweep` adds GEMM_WS_SWEEP's variants."""
+    import statistics
+
+    import torch
+    from tlx_alias.kernels import hopper_gemm as hg
+    from tlx_alias.kernels import hopper_gemm_ws as ws
+    from tlx_alias.kernels._common import bench_ms, poison_, tflops
+
+    print("hopper_gemm_ws: correctness against torch (fp32 reference)")
+    torch.manual_seed(0)
+    shapes = [(777, 1032, 520)] if quick else [(1000, 1000, 1000), (777, 1032, 520), (4133, 3000, 200),
+                                               (4096, 4096, 4096)]
+    for dtype in (torch.bfloat16, torch.float16):
+        for M, N, K in shapes:
+            a = torch.randn(M, K, device="cuda", dtype=dtype)
+            b = torch.randn(K, N, device="cuda", dtype=dtype)
+            ref = a.float() @ b.float()
+            for share in (True, False):
+                c = torch.empty(M, N, device="cuda", dtype=dtype)
+                poison_(c)
+                ws.matmul(a, b, out=c, share=share)
+                torch.cuda.synchronize()
+                err = (c.float() - ref).abs().max().item()
+                ok = torch.allclose(c.float(), ref, rtol=2e-2, atol=0.25) and not c.isnan().any().item()
+                print(f"  {str(dtype)[6:]:>8} {M}x{N}x{K} share={share!s:<5} max|err| {err:.3g}  "
+                      f"{'ok' if ok else 'MISMATCH'}", flush=True)
+                if not ok:
+                    raise SystemExit("hopper_gemm_ws: wrong result; not benchmarking")
+
+    sizes = [(4096, 4096, 4096)] if quick else [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 2048),
+                                                (512, 8192, 8192)]
+    reps = 20 if quick else 40
+    labels = ["ws shared", "ws unshared", "hopper_gemm", "torch.matmul"] + (list(GEMM_WS_SWEEP) if sweep else [])
+    rows = []
+    for M, N, K in sizes:
+        torch.manual_seed(0)
+        a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
+        c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+        flops = 2.0 * M * N * K
+        fns = {"ws shared": ws.make_launch(a, b, c, share=True), "ws unshared": ws.make_launch(a, b, c, share=False),
+               "hopper_gemm": hg.make_launch(a, b, c), "torch.matmul": lambda: torch.matmul(a, b, out=c)}
+        fns.update({k: ws.make_launch(a, b, c, share=True, **GEMM_WS_SWEEP[k]) for k in labels if k in GEMM_WS_SWEEP})
+        times = {k: [] for k in labels}
+        for r in range(rounds):
+            for label in (labels if r % 2 == 0 else labels[::-1]):
+                times[label].append(tflops(flops, bench_ms(fns[label], before=lambda: poison_(c), reps=reps)))
+                if label.startswith("ws"):
+                    assert not c.isnan().any().item(), f"hopper_gemm_ws ({label}) left NaN in the output"
+        med = {k: statistics.median(v) for k, v in times.items()}
+        cell = lambda k: f"{med[k]:.1f} [{min(times[k]):.0f}-{max(times[k]):.0f}]"  # noqa: E731
+        best = max((k for k in labels if k.startswith("ws")), key=med.get)
+        rows.append([f"{M}x{N}x{K}", *(cell(k) for k in labels), f"{med['ws shared'] / med['torch.matmul']:.3f}",
+                     f"{med['ws shared'] / med['ws unshared']:.3f}", f"{med['ws shared'] / med['hopper_gemm']:.3f}",
+                     f"{best}: {med[best] / med['torch.matmul']:.3f}"])
+        print(f"  {M}x{N}x{K}: " + ", ".join(f"{k} {med[k]:.1f}" for k in labels), flush=True)
+    print(f"\nhopper_gemm_ws bf16 TFLOP/s, median [range] of {rounds} interleaved rounds x median of {reps} runs, "
+          f"L2 flushed  (ws shared: 128x256x64, 4 stages, C on the B ring; ws unshared: 3 stages, C private; "
+          f"hopper_gemm: its defaults)")
+    print_table(["M x N x K", *labels, "shared/torch", "shared/unshared", "shared/hopper_gemm", "best ws/torch"],
+                rows)
+    print()
+
+
 def _cfg(cfg):
     if cfg is None:
         return "-"
@@ -259,7 +338,8 @@ def bench_attention(quick=False):
     print()
 
 
-GPU_BENCHES = {"hopper_gemm": (9, bench_gemm), "hopper_attention": (9, bench_attention)}
+GPU_BENCHES = {"hopper_gemm": (9, bench_gemm), "hopper_gemm_ws": (9, bench_gemm_ws),
+               "hopper_attention": (9, bench_attention)}
 
 
 def main(argv=None):
@@ -267,6 +347,8 @@ def main(argv=None):
     p.add_argument("--kernel", help=f"one of {', '.join(KERNELS)} (or a part of a name)")
     p.add_argument("--quick", action="store_true", help="fewer configurations, sizes and repetitions")
     p.add_argument("--no-proof", action="store_true", help="skip the Z3 proof in the compile report")
+    p.add_argument("--rounds", type=int, default=4, help="interleaved A/B rounds (hopper_gemm_ws)")
+    p.add_argument("--sweep", action="store_true", help="hopper_gemm_ws: also time its knob variants")
     args = p.parse_args(argv)
     names = _select(args.kernel)
 
@@ -290,6 +372,8 @@ def main(argv=None):
             print(f"{name}: no GPU benchmark here (compile report above)")
         elif arch != major:
             print(f"{name}: needs sm_{arch}x, this GPU is sm_{major}{minor}: skipped")
+        elif name == "hopper_gemm_ws":
+            bench(quick=args.quick, rounds=args.rounds, sweep=args.sweep)
         else:
             bench(quick=args.quick)
     return 0

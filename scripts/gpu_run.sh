@@ -8,6 +8,10 @@
 #                                     launches, the A/B table (= ws-smoke ws-tests ws-sanitize ws-bench, each
 #                                     also a stage of its own; each under a time limit, the rest skipped after
 #                                     one times out)
+#   bash scripts/gpu_run.sh gemm-ws   the warp-specialized GEMM alone (< 6 min on an H100): small launches under a
+#                                     time limit (a hang stops here), its GPU tests, the interleaved A/B table
+#                                     against torch.matmul, its unshared variant and hopper_gemm (= gemm-ws-smoke
+#                                     gemm-ws-tests gemm-ws-bench, each also a stage of its own)
 #
 # The project goes there as its own wheel, with the wheels the machine lacks (z3-solver, pytest,
 # hypothesis), all in .gpu-wheels/ (`make gpu-wheels` fills it), installed into a venv that sees the
@@ -55,7 +59,11 @@ ws_run() {  # ws_run NAME SECONDS CMD...: run under a time limit unless an earli
 }
 EXPANDED=""
 for stage in $STAGES; do
-  [ "$stage" = ws ] && EXPANDED="$EXPANDED ws-smoke ws-tests ws-sanitize ws-bench" || EXPANDED="$EXPANDED $stage"
+  case $stage in
+    ws) EXPANDED="$EXPANDED ws-smoke ws-tests ws-sanitize ws-bench" ;;
+    gemm-ws) EXPANDED="$EXPANDED gemm-ws-smoke gemm-ws-tests gemm-ws-bench" ;;
+    *) EXPANDED="$EXPANDED $stage" ;;
+  esac
 done
 for stage in $EXPANDED; do
   case $stage in
@@ -91,6 +99,14 @@ for stage in $EXPANDED; do
       done ;;
     ws-bench)
       ws_run ws-bench 330 $PY benchmarks/attention_ws_bench.py ;;
+    gemm-ws-smoke)
+      # both dtypes and variants, a few small shapes: a wrong result or a hang (the ring hand-off) shows here
+      ws_run gemm-ws-smoke 90 $PY test/tools/gpu_smoke_gemm_ws.py ;;
+    gemm-ws-tests)
+      export WS_TEST_SHARED_CACHE=1   # the benchmark below finds the kernels these tests compiled
+      ws_run gemm-ws-tests 120 $PY -m pytest -q -p no:cacheprovider test/pytest/test_hopper_gemm_ws.py ;;
+    gemm-ws-bench)
+      ws_run gemm-ws-bench 150 $PY benchmarks/kernel_bench.py --kernel hopper_gemm_ws --no-proof --rounds 4 --sweep ;;
     bench)
       # two full repeats, to report the spread between them
       run bench-1 $PY benchmarks/kernel_bench.py --no-proof
