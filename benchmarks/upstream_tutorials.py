@@ -219,7 +219,7 @@ def run(src, runs, keep, only):
                         raise FileNotFoundError(f"no file *-{stem}.py in this release")
                     text = compile_ttgir(import_file(path), kernel, make, cap)
                 except Exception as exc:
-                    row["error"] = first_line(exc)
+                    row["error"] = f"not compiled: {first_line(exc)}"
                     continue
                 out = os.path.join(tmp, re.sub(r"[^\w.=-]+", "_", f"{stem}__{kernel}__{label}") + ".ttgir")
                 with open(out, "w") as f:
@@ -227,7 +227,7 @@ def run(src, runs, keep, only):
                 try:
                     report, row["ms"], row["max_ms"] = prove(out, runs)
                 except Exception as exc:
-                    row["error"] = f"the proof failed: {first_line(exc)}"
+                    row["error"] = f"the proof failed (a tlx-verify bug): {first_line(exc)}"
                     traceback.print_exc()
                     continue
                 row["verdict"] = ("VIOLATION " + ",".join(sorted({v.prop for v in report.violations}))
@@ -250,10 +250,11 @@ def table(rows, release) -> str:
     for r in rows:
         head = f"| {release} | {r['file']} | {r['kernel']} | {r['config']} | {r['target']} |"
         if "error" in r:
-            out.append(f"{head} not compiled: {r['error']} | | |")
+            out.append(f"{head} {r['error']} | | |")
         else:
             out.append(f"{head} {r['verdict']} | {r['unknowns']} | {r['ms']:.0f} / {r['max_ms']:.0f} |")
-    out += ["", "| release | file | configs | SAFE | VIOLATION | cannot prove | not compiled | proof ms median / max |",
+    out += ["", "| release | file | configs | SAFE | VIOLATION | cannot prove | not compiled (or the proof failed) "
+            "| proof ms median / max |",
             "|---|---|---|---|---|---|---|---|"]
     for file in dict.fromkeys(r["file"] for r in rows):
         mine = [r for r in rows if r["file"] == file]
