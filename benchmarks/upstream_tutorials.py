@@ -82,13 +82,16 @@ def _wgmma(bm, bk, num_warps, transpose_b=None):
     return make
 
 
-def _gemm(kind, nb, scheduler=None, stealb=None, subtile=None, bm=128, bn=256, bk=64):
-    """07-persistence / 08-warp-specialization matmuls, fp16, BLOCK_{M,N,K} = (128, 256, 64), tcgen05 (MMAv5)."""
+def _gemm(kind, nb, scheduler=None, stealb=None, subtile=None, bm=128, bn=256, bk=64, num_warps=4):
+    """06-tcgen05 / 07-persistence / 08-warp-specialization matmuls, fp16, by default BLOCK_{M,N,K} =
+    (128, 256, 64), tcgen05 (07: MMAv5)."""
     def make(mod):
-        c_block = [bm, bn // subtile] if subtile else [bm, bn]
+        # 08's C descriptor: one subtile, or (older files, whose host code says so) the whole tile
+        whole = "c_desc = TensorDescriptor.from_tensor(C, [BLOCK_M, BLOCK_N], c_layout)" in _source(mod)
+        c_block = [bm, bn // subtile] if subtile and not whole else [bm, bn]
         sig = {"a_desc": desc(F16, [bm, bk]), "b_desc": desc(F16, [bk, bn]), "c_desc": desc(F16, c_block)}
-        cx = {"num_buffers": nb, "num_warps": 4}
-        if kind != "ws":
+        cx = {"num_buffers": nb, "num_warps": num_warps}
+        if kind in ("pipe", "persistent"):
             cx["MMAImpl"] = mod.MMAv5
         if scheduler is not None:
             cx["SchedulerImpl"] = (mod.t7 if kind == "ws" else mod).schedulers[scheduler]
@@ -96,8 +99,13 @@ def _gemm(kind, nb, scheduler=None, stealb=None, subtile=None, bm=128, bn=256, b
             cx["STEALB"] = stealb
         if subtile:
             cx["SUBTILE_FACTOR"] = subtile
-        return sig, cx, {"num_warps": 4}
+        return sig, cx, {"num_warps": num_warps}
     return make
+
+
+def _source(mod) -> str:
+    with open(mod.__file__) as f:
+        return f.read()
 
 
 def _attention(head_dim, dtype, causal, kv_buffers, split_exp, turnstile=False):
@@ -126,6 +134,10 @@ KERNELS = [
      [(f"{b} T={t:d} {w}w", _wgmma(b, b, w, transpose_b=t)) for b, t, w in ((64, False, 4), (128, True, 8))]),
     ("wgmma", "blocked_matmul_pipelined_kernel", HOPPER,
      [(f"{b} {w}w", _wgmma(b, b, w)) for b, w in ((64, 4), (128, 8))]),
+    ("tcgen05", "blocked_matmul_kernel", BLACKWELL,
+     [(f"{b} T={t:d} {w}w", _wgmma(b, b, w, transpose_b=t)) for b, t, w in ((64, False, 4), (128, True, 8))]),
+    ("tcgen05", "blocked_matmul_pipelined_kernel", BLACKWELL,
+     [(f"128x128x{k} {w}w", _gemm("tcgen05", None, bn=128, bk=k, num_warps=w)) for k, w in ((64, 4), (128, 8))]),
     ("persistence", "matmul_pipelined_kernel", BLACKWELL, [(f"{n} buf", _gemm("pipe", n)) for n in (2, 3, 4)]),
     ("persistence", "persistent_matmul_kernel", BLACKWELL,
      [(f"{n} buf sched {s}", _gemm("persistent", n, scheduler=s)) for n, s in ((3, 0), (4, 2))]),
@@ -152,11 +164,29 @@ def find(src, stem):
     return hits[-1] if hits else None
 
 
+class _NoGpu:
+    """What the files' top level may ask of the device (pytest skip marks call `is_hopper()` and the like on
+    import): a CUDA target and a capability; their answers only mark upstream's own tests."""
+    def get_current_target(self):
+        return GPUTarget("cuda", BLACKWELL, 32)
+
+    def __enter__(self):
+        import torch
+        self.saved = triton.runtime.driver._active, torch.cuda.get_device_capability
+        triton.runtime.driver.set_active(self)
+        torch.cuda.get_device_capability = lambda *_: (BLACKWELL // 10, 0)
+
+    def __exit__(self, *exc):
+        import torch
+        triton.runtime.driver._active, torch.cuda.get_device_capability = self.saved
+
+
 _MODULES = {}
 
 
 def import_file(path):
-    """The module at `path` (its folder on sys.path, as when upstream runs it); raises what its top level raises."""
+    """The module at `path`, its folder on sys.path as when upstream runs it (its tutorials import each other),
+    imported under _NoGpu; raises what its top level raises."""
     if path in _MODULES:
         return _MODULES[path]
     sys.path.insert(0, os.path.dirname(path))
@@ -164,7 +194,8 @@ def import_file(path):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    with _NoGpu():
+        spec.loader.exec_module(module)
     _MODULES[path] = module
     return module
 
@@ -184,6 +215,7 @@ def compile_ttgir(module, kernel, make, capability) -> str:
     if fn is None:
         raise LookupError(f"this version of the file has no {kernel} (another version's kernel)")
     sig, constexprs, options = make(module)
+    constexprs = {k: v for k, v in constexprs.items() if k in fn.arg_names}   # this version's parameters only
     sig = dict(sig, **{k: "constexpr" for k in constexprs})
     kernel = triton.compile(GluonASTSource(fn, sig, constexprs), target=GPUTarget("cuda", capability, 32),
                             options=options)
@@ -263,10 +295,12 @@ def table(rows, release) -> str:
         count = lambda p: sum(r.get("verdict", "").startswith(p) for r in mine)  # noqa: E731
         out.append(f"| {release} | {file} | {len(mine)} | {count('SAFE')} | {count('VIOLATION')} | "
                    f"{count('CANNOT')} | {len(mine) - len(done)} | {ms} |")
-    reasons = {}                          # reason -> the configs that end with it
+    reasons = {}                          # reason, its counterexample values left out -> the configs with it
     for r in rows:
         for w in r.get("why", []):
-            reasons.setdefault(f"{r['file']} {r['kernel']}: {w}", []).append(r["config"])
+            w = re.sub(r"= -?\d+", "= N", w) if w.startswith("P5 ") else w
+            configs = reasons.setdefault(f"{r['file']} {r['kernel']}: {w}", [])
+            configs += [r["config"]] if r["config"] not in configs else []
     notes = [f"- {w} [{'; '.join(configs)}]" for w, configs in reasons.items()]
     return "\n".join(out + (["", "Not proven (reason, then the configs):"] + notes if notes else []))
 
