@@ -797,10 +797,18 @@ def main(argv=None) -> int:
         kernels, operators, measure_one = list(corpus_kernels()), hand_mutate.OPERATORS, measure_hand
     for bad in [k for k in args.kernels if k not in kernels] + [o for o in ops or [] if o not in operators]:
         ap.error(f"unknown kernel or operator {bad!r}")
-    rows = []
+    rows, unread = [], []
     for name in args.kernels or kernels:
-        rows.append(measure_one(name, ops))
+        try:
+            rows.append(measure_one(name, ops))
+        except Exception as exc:     # --ttgir: IR the oracle's parser does not know; say so, go on
+            if not args.ttgir:
+                raise
+            unread.append(f"{name}: {type(exc).__name__}: {exc}")
+            continue
         print(f"{name}: {rows[-1].generated} mutants in {rows[-1].seconds:.1f} s", file=sys.stderr)
+    for line in unread:
+        print(f"NOT MUTATED (the oracle cannot read it) {line}")
     print(table(rows))
     print()
     print(by_operator(rows))
