@@ -8,7 +8,9 @@ configurations written here the way upstream's own tests and benchmarks launch i
 (plugin proof off: the table is the offline verifier's); its ttgir goes to a temporary folder, removed at the
 end, and is proven as `tlx-verify FILE` proves it (`load` + `prove_module`). Proof ms: the median of `--runs`
 proofs after one warm-up, load included. Files are found by name without their number (numbering changes
-between releases). A kernel the release cannot import or compile is a row with Triton's reason. Exit status 0.
+between releases). A kernel the release cannot import or compile is a row with Triton's reason. The files ask
+for the GPU when imported (pytest marks call `is_hopper()`): they are imported against a stub device (_NoGpu),
+unchanged. Exit status 0.
 """
 from __future__ import annotations
 
