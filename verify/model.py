@@ -460,14 +460,25 @@ class ModelBuilder:
         return [r for src in srcs for r in handler(self, op, v, src, md) if r is not None]
 
 # -- records
+    def _unique(self, name, src):
+        """An allocation's name, made unique in the kernel (verdicts, P7's barriers and its access history are
+        keyed by it; Gluon names every mbarrier array of a helper `bar`): a repeated name gets its line."""
+        taken = {a.name for a in self.allocs}
+        if name not in taken:
+            return name
+        line = src.rsplit(":", 1)[-1] if src else ""
+        out, k = f"{name}@{line}" if line else name, 2
+        while out in taken:
+            out, k = f"{name}@{line}#{k}" if line else f"{name}#{k}", k + 1
+        return out
+
     def _new_alloc(self, op, v):
         md = self.md(v)
         name, src = self.where(op)
         backing = _attr_str(op, "tlx.backing")
         spec = backing or _attr_str(op, "tlx.spec")
-        name = _attr_str(op, "tlx.name") or backing or name
-        alloc = Alloc(op, md, name or f"alloc{len(self.allocs)}", src,
-                      _attr_str(self.func, "sym_name") or "", spec)
+        name = self._unique(_attr_str(op, "tlx.name") or backing or name or f"alloc{len(self.allocs)}", src)
+        alloc = Alloc(op, md, name, src, _attr_str(self.func, "sym_name") or "", spec)
         self.allocs.append(alloc)
         view = self._view(alloc, op, md, 0, True, "alloc", name=alloc.name, src=src)
         view.backing = _attr_str(op, "tlx.backing") is not None

@@ -178,3 +178,17 @@ def test_runs_that_hang_prove_nothing():
             verdicts = [v for k in kernels for v in temporal.p7_temporal(k, "k.ttgir", runs=(7, 0))]
         assert [v.status for v in verdicts] == [expected], [v.detail for v in verdicts]
     assert "deadlocked" in verdicts[0].detail and "p_ready" in verdicts[0].detail
+
+
+def test_allocations_of_one_name_stay_apart():
+    """Gluon names every mbarrier array a helper allocates after the helper's variable (upstream's attention
+    example: 18 arrays, all `bar`). Merged by name, P7 counted three barriers' arrivals on one and deadlocked;
+    each allocation keeps its own name (the repeated ones with their line) and the kernel is proven."""
+    text = _seeded("s_p_ws", "none")
+    same = re.sub(r'loc\("(s_ready|p_ready|o_bar)"', 'loc("bar"', text)
+    assert same.count('loc("bar"') == 3
+    report = _prove(same, "same_names.ttgir")
+    assert report.ok and not report.unknowns, report.text()
+    assert [v.status for v in report.verdicts if v.prop == "P7"] == ["proven"], report.text()
+    names = {v.alloc for v in report.verdicts}
+    assert "bar" in names and len([n for n in names if n.startswith("bar@")]) == 2, names
