@@ -280,10 +280,10 @@ _TRANSPARENT = {"arith.extsi", "arith.trunci", "arith.index_cast", "arith.index_
 class _Candidate:
     """One interval invariant `bound` of one carried integer, its terms built once (building a Z3 term costs
     more than checking it): on the carried value, its entry value, its next value and the loop's result."""
-    __slots__ = ("x", "holds", "at_entry", "after_step", "of_result")
+    __slots__ = ("x", "upper", "holds", "at_entry", "after_step", "of_result")
 
-    def __init__(self, x, result, init, after, bound, ctx):
-        self.x = x
+    def __init__(self, x, result, init, after, bound, ctx, upper=None):
+        self.x, self.upper = x, upper     # upper: b of `t < b` (None: `t >= 0`)
         self.holds, self.at_entry, self.after_step = bound(x), bound(init), bound(after)
         self.of_result = bound(result) if result is not None else None
 
@@ -536,9 +536,9 @@ class Encoder:
                 continue
             # upper bounds from the constants of the value's own update (a ring counter's STAGES, a phase's 2)
             consts = {1} | self._constants_under(y, body)
-            bounds = [lambda t: t >= 0] + [lambda t, b=b: t < b   # t < c, t <= c (= t < c + 1)
-                                           for b in sorted({b for c in consts if c > 0 for b in (c, c + 1)})]
-            cands += [_Candidate(x, r, init_t, next_t, bound, self.ctx) for bound in bounds]
+            cands.append(_Candidate(x, r, init_t, next_t, lambda t: t >= 0, self.ctx))
+            for b in sorted({b for c in consts if c > 0 for b in (c, c + 1)}):   # t < c, t <= c (= t < c + 1)
+                cands.append(_Candidate(x, r, init_t, next_t, lambda t, b=b: t < b, self.ctx, b))
         # Houdini: the largest set of candidates one iteration preserves (assuming all of them), first over all
         # candidates (what holds whenever the entry values satisfy them: the premise an enclosing loop's
         # invariant supplies), then over those of it that hold at entry (what holds from the start). The
@@ -549,14 +549,30 @@ class Encoder:
         from_start = self._houdini(at_entry, guard) if len(at_entry) < len(everywhere) else everywhere
         if from_start is not everywhere:
             self._assume(from_start)
-        self._assume(everywhere)
+        self._assume_levels(everywhere, guard)
         if everywhere:
             # Per group of counters that only depend on each other (a ring index and its phase), the same with
             # a premise on that group alone: an enclosing loop can then use one counter's bounds without
             # proving every other carried value's at entry.
             for group in self._groups(ints, guard):
                 if len(group) < len(ints):
-                    self._assume(self._houdini([c for c in everywhere if c.x in group], guard))
+                    self._assume_levels(self._houdini([c for c in everywhere if c.x in group], guard), guard)
+
+    def _assume_levels(self, live, guard):
+        """Facts for `live` and for weaker premises: a tight bound that is inductive but need not hold at entry
+        (`idx < 1` for an index that two steps per iteration bring back to where it was) would make the
+        premise false at the entries where it fails, and the fact say nothing there. So, level by level, the
+        tightest upper bound of each counter that has several is dropped and the rest searched again."""
+        while live:
+            self._assume(live)
+            tightest = {}
+            for c in live:
+                if c.upper is not None:
+                    tightest.setdefault(c.x.get_id(), []).append(c)
+            drop = {id(min(cs, key=lambda c: c.upper)) for cs in tightest.values() if len(cs) > 1}
+            if not drop:
+                return
+            live = self._houdini([c for c in live if id(c) not in drop], guard)
 
     def _assume(self, live):
         """Facts: the entry values satisfy the invariants `live` => the carried values and results do."""

@@ -290,16 +290,31 @@ def p1_inside(kernel, alloc, q: Query) -> list:
         v = sub.view
         what = f"{sub.name} ({sub.md.short()}) inside one buffer of {v.name} ({v.size} {unit})"
         rel = sub.rel if z3.is_expr(sub.rel) else z3.IntVal(sub.rel, q.enc.ctx)
+        escape = [sub.site.cond, *inner, _nary(z3.Z3_mk_or, [rel < 0, rel + sub.extent > v.size], q.enc.ctx)]
 
-        def explain(m, sub=sub, v=v, rel=rel, what=what):
+        def explain(m, sub=sub, v=v, rel=rel, what=what, escape=escape):
+            site = sub.site
+            of = "its buffer"
+            if site.top and site.view is v:   # which buffer, and where that puts the view in the allocation
+                base = q.lo(v, site.index)
+                res, out = q.find(*escape, z3.Or(base + rel < 0, base + rel + sub.extent > alloc.size))
+                m = out if res == "sat" else m   # an index at which it leaves the allocation, if there is one
+                idx, base = _ev(m, site.index), _ev(m, base)
+                of = f"{v.name}[{idx}]"
             start = _ev(m, rel)
-            where = "the next buffer" if start >= 0 else "the previous buffer"
+            where = "into the next buffer" if start >= 0 else "into the previous buffer"
+            if of != "its buffer":
+                lo, hi = base + start, base + start + sub.extent
+                if lo < 0 or hi > alloc.size:
+                    where = (f"{_rng(lo, hi, unit)} of {alloc.name}, "
+                             f"{'before its start' if lo < 0 else 'past its end'} ({alloc.size} {unit})")
+                else:
+                    where += f" ({_rng(lo, hi, unit)} of {alloc.name})"
             return Verdict("P1", alloc.name, VIOLATION if sub.exact else UNKNOWN, what,
-                           f"{sub.name} spans {_rng(start, start + sub.extent, unit)} of its buffer, but a buffer "
-                           f"of {v.name} has {v.size} {unit}: it reaches into {where} "
+                           f"{sub.name} spans {_rng(start, start + sub.extent, unit)} of {of}, but a buffer "
+                           f"of {v.name} has {v.size} {unit}: it reaches {where} "
                            f"({sub.name} at {sub.src}, {v.name} at {v.src})", sub.src, FIX["P1"])
-        checks.append(Check(what, [sub.site.cond, *inner, _nary(z3.Z3_mk_or, [rel < 0, rel + sub.extent > v.size],
-                                                                   q.enc.ctx)], explain, sub.src))
+        checks.append(Check(what, escape, explain, sub.src))
     return out + [Batch("P1", alloc, checks)]
 
 

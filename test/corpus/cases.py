@@ -51,6 +51,15 @@ CASES = {
     "slice 1-D reinterpret": (K.slice_kernel, {"x_ptr": "*i32"}, {"OFF": 1024, "WIDTH": 1024, "VIEW": 256}, 90, None),
     "slice read past its end": (K.slice_kernel, {"x_ptr": "*i32"}, {"OFF": 1536, "WIDTH": 512, "VIEW": 256}, 90,
                                 ("P1", "bytes [1536, 2560)")),
+    "steal: last buffer's tile past the end": (K.steal_kernel, {"x_ptr": "*fp32", "n": "i32"},
+                                                {"NB": 5, "MOD": 5, "B": 32}, 90,
+                                                ("P1", "of ring[4], but a buffer of ring has 4096 bytes: it reaches "
+                                                 "bytes [16384, 24576) of ring, past its end (20480 bytes)")),
+    "steal: tile into the next buffer": (K.steal_kernel, {"x_ptr": "*fp32", "n": "i32"},
+                                         {"NB": 5, "MOD": 4, "B": 32}, 90, ("P1", "into the next buffer")),
+    "double step N=2 (O channel)": (K.double_step_kernel, _I, {"N": 2, "WRAP": 2, "B": 32}, 90, None),
+    "double step N=2 wraps at 3": (K.double_step_kernel, _I, {"N": 2, "WRAP": 3, "B": 32}, 90,
+                                   ("P5", "must be in [0, 2)) on a run with")),
     "tlx tree-less, one index each": (K.tlx_treeless_kernel, {"x_ptr": "*fp32", "n": "i32"},
                                       {"QI": 0, "OI": 0, "RUNTIME": False, "B": 32}, 90, None),
     "tlx tree-less, q at i % 2": (K.tlx_treeless_kernel, {"x_ptr": "*fp32", "n": "i32"},
@@ -67,6 +76,10 @@ REJECTED = {
     "borrow l on m's column": {(3, 8): _SUBVIEW_38},
     "slice 1-D reinterpret": {(3, 8): _SUBVIEW_38},
     "slice read past its end": {(3, 8): _SUBVIEW_38, (3, 9): "not owned by the source subview"},
+    "steal: last buffer's tile past the end": {(3, 8): "must have the same logical storage size",
+                                               (3, 9): "exceeds the source view"},
+    "steal: tile into the next buffer": {(3, 8): "must have the same logical storage size",
+                                         (3, 9): "exceeds the source view"},
 }
 
 

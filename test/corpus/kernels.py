@@ -6,7 +6,9 @@ Idioms: RING monotone counter `c % N` carried through a persistent loop nest; TO
 ROLLOVER an index/phase pair advanced by `where(next == N, 0, next)` inside warp_specialize partitions;
 PRED `(i - 1) % N` touched only under `pred = i >= 1`; WHILE a ring counter carried by a `while` loop;
 BORROW P / alpha / m / l borrowed from the columns of an fp32 S buffer in TMEM; SLICE a 1-D SMEM slice
-reinterpreted; TLX_TREELESS a TLX spec without a reuse tree whose views differ in size and count.
+reinterpreted; STEAL an epilogue tile reinterpreted over a ring buffer and the next one (07-persistence's
+STEALB); DOUBLE_STEP a 2-slot ring advanced once per tile and twice per inner step (so the inner loop
+brings it back to its entry value: the attention example's O channel); TLX_TREELESS a TLX spec without a reuse tree whose views differ in size and count.
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -209,3 +211,50 @@ def tlx_treeless_kernel(x_ptr, n, QI: gl.constexpr, OI: gl.constexpr, RUNTIME: g
     out = o.index(OI).load(blocked)
     offs = gl.arange(0, B, layout=gl.SliceLayout(0, blocked))
     gl.store(x_ptr + offs, gl.sum(acc, axis=0) + gl.sum(gl.sum(out.to(gl.float32), axis=1), axis=0))
+
+
+@gluon.jit
+def steal_kernel(x_ptr, n, NB: gl.constexpr, MOD: gl.constexpr, B: gl.constexpr):
+    """STEAL: a 2B x B fp32 tile over ring buffer `i % MOD` of NB buffers of B x B, and the one after it. A
+    view derived from one buffer must stay in it (P1): with MOD = NB the last buffer's tile runs past the
+    allocation's end, and the counterexample must say so (the index, the bytes); with MOD = NB - 1 it
+    stays in the allocation but still reaches into the next buffer."""
+    layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, [1, 0])
+    blocked: gl.constexpr = gl.BlockedLayout([1, 4], [8, 4], [4, 1], [1, 0])
+    ring = gl.allocate_shared_memory(gl.float32, [NB, B, B], layout)
+    for i in range(n):
+        tile = compat.reinterpret(ring.index(i % MOD), gl.float32, [2 * B, B], layout)
+        tile.store(gl.zeros([2 * B, B], gl.float32, blocked))
+    offs = gl.arange(0, B, layout=gl.SliceLayout(0, blocked))
+    gl.store(x_ptr + offs, gl.sum(ring.index(0).load(blocked), axis=0))
+
+
+@gluon.jit
+def _advance(idx, phase, N: gl.constexpr):
+    nxt = idx + 1
+    wrap = nxt == N
+    return gl.where(wrap, 0, nxt), gl.where(wrap, phase ^ 1, phase)
+
+
+@gluon.jit
+def double_step_kernel(x_ptr, n_tiles, k_steps, N: gl.constexpr, WRAP: gl.constexpr, B: gl.constexpr):
+    """DOUBLE_STEP: an N-slot ring (index, phase) used once per tile before the inner loop and twice per inner
+    step. With N = 2 the inner loop leaves the index where it found it: an inner-loop invariant `idx < 1`
+    holds whenever it holds at entry, but the entry value is 0 or 1 by tile. Bug: the counter wraps at WRAP
+    = N + 1."""
+    layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, [1, 0])
+    blocked: gl.constexpr = gl.BlockedLayout([1, 4], [8, 4], [4, 1], [1, 0])
+    ring = gl.allocate_shared_memory(gl.float32, [N, B, B], layout)
+    idx = 0
+    phase = 0
+    acc = gl.zeros([B, B], gl.float32, blocked)
+    for tile in range(gl.program_id(0), n_tiles, gl.num_programs(0)):
+        ring.index(idx).store(acc)
+        idx, phase = _advance(idx, phase, WRAP)
+        for k in range(k_steps):
+            acc += ring.index(idx).load(blocked)
+            idx, phase = _advance(idx, phase, WRAP)
+            ring.index(idx).store(acc)
+            idx, phase = _advance(idx, phase, WRAP)
+    offs = gl.arange(0, B, layout=gl.SliceLayout(0, blocked))
+    gl.store(x_ptr + offs, gl.sum(acc, axis=0) + phase)

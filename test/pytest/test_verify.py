@@ -371,7 +371,9 @@ def test_p1_slice_after_index_must_stay_in_its_buffer():
                    f'%a = "ttng.tmem_subslice"(%si) <{{N = 128 : i32}}> : ({T("128x128")}) -> {T("128x1")} '
                    'loc("alpha"("a.py":5:1))'))
     (v,) = only(prove(kernel(body)), "P1")
-    assert "alpha spans cols [128, 129) of its buffer" in v.detail
+    # s[0]'s column 128 is s[1]'s first; s[1]'s is past the allocation: the counterexample names that index
+    assert "alpha spans cols [128, 129) of s[1]" in v.detail, v.detail
+    assert "reaches cols [256, 257) of s, past its end (256 cols)" in v.detail, v.detail
 
 
 def test_p6_tmem_on_hopper_and_the_sum_of_allocations():
