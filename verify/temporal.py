@@ -46,6 +46,7 @@ from .execute import EVAL, Bindings, _op, _width, constant_value
 
 RUNS = (256, 384, 7)         # every integer kernel argument takes this value, one run each (7: odd ring residues)
 MAX_STEPS = 20_000           # ops executed per run (a run over it is retried with the arguments / 4)
+GC_STEPS = 1_000             # ops between two passes of `Sim.forget`
 MIN_VALUE = 4                # ... down to this value
 MAX_TRIPS = 4096             # iterations of one loop per entry
 TRACE_EVENTS = 200           # events kept for --trace
@@ -395,6 +396,8 @@ class Sim(Bindings):
         self.steps += 1
         if self.steps > MAX_STEPS:
             raise Budget(f"the run's budget of {MAX_STEPS} ops is used up")
+        if not self.steps % GC_STEPS:
+            self.forget()
         name = op.name              # (constants, integer arithmetic, program ids: `_fast_step`)
         if name == "arith.select":      # of descriptors
             c = self.env.get(op.operands[0])
@@ -615,6 +618,28 @@ class Sim(Bindings):
             return
         self.seen_pairs.add(pair)
         self.violations.append(Violation(a, b, lo, hi, why, list(self.events), a.kind if a.end is None else "sync"))
+
+    def forget(self):
+        """Drop from every clock the keys of TMA loads no later check can ask about (those no longer in an
+        access frontier): each completed load is a clock key of its own, and joining clocks that carry every
+        load of a long run made P7 quadratic in the run's length. Verdicts do not change: `hb` reads a
+        load's key only for an access still in a frontier."""
+        live = {a.end[0] for front in self.frontier.values() for olds in front.values() for a in olds
+                if a.end is not None and a.end[0][0] == "tma"}
+
+        def prune(vc):
+            for k in [k for k in vc if type(k) is tuple and k[0] == "tma" and k not in live]:
+                del vc[k]
+        for th, _ in self.threads:
+            prune(th.vc)
+        for b in self.bars.values():
+            prune(b.acc)
+            for k in range(len(b.done) - 1):   # only the last completed phase is ever joined again
+                b.done[k] = {}
+            if b.done:
+                prune(b.done[-1])
+            for c in b.pending:
+                prune(c[-1])
 
     def complete(self, a: Access, key):
         if a.end is None:
