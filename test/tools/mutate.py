@@ -574,6 +574,7 @@ class Outcome:
     unknowns: int = 0
     text: str = ""
     blocking: int = 0             # "cannot prove" verdicts that stop the compile by default (all but P6, P7)
+    stops: list = field(default_factory=list)         # their texts
 
 
 def classify(op, target, problems, report, text) -> Outcome:
@@ -584,7 +585,8 @@ def classify(op, target, problems, report, text) -> Outcome:
         verdict = "caught" if found else ("stopped" if blocking else "missed")
     else:
         verdict = "flagged" if found else "equivalent"
-    return Outcome(op, target, verdict, problems, found, len(report.unknowns), text, blocking)
+    stops = [f"{v.prop} {v.alloc}: cannot prove: {v.detail}" for v in report.blocking]
+    return Outcome(op, target, verdict, problems, found, len(report.unknowns), text, blocking, stops)
 
 
 def prove_text(text, path="mutant.ttgir"):
@@ -777,7 +779,8 @@ def main(argv=None) -> int:
     ap.add_argument("--corpus", action="store_true", help="mutate the corpus's hand-aliased kernels (hand_mutate.py)")
     ap.add_argument("--ops", help=f"comma-separated subset of {', '.join(OPERATORS)} "
                     f"(--corpus: of {', '.join(hand_mutate.OPERATORS)})")
-    ap.add_argument("-v", "--verbose", action="store_true", help="also list the flagged equivalent mutants")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="also list the equivalent mutants the verifier flags or stops")
     ap.add_argument("--dump", metavar="DIR", help="write each missed mutant's ttgir there")
     ap.add_argument("--ttgir", metavar="DIR", help="with --corpus: mutate the .ttgir files under DIR instead")
     args = ap.parse_args(argv)
@@ -815,10 +818,11 @@ def main(argv=None) -> int:
     shown = ("missed", "flagged", "stopped", "invalid", "unjudged") if args.verbose else ("missed", "invalid", "unjudged")
     for r in rows:
         for k, o in enumerate(r.outcomes):
-            if o.verdict not in shown:
+            stopped_equivalent = args.verbose and o.verdict == "equivalent" and o.blocking
+            if o.verdict not in shown and not stopped_equivalent:
                 continue
-            print(f"\n{o.verdict.upper()} {r.kernel} {o.op}: {o.target}")
-            for p in (o.problems if o.verdict != "flagged" else o.found)[:3]:
+            print(f"\n{'EQUIVALENT, STOPPED' if stopped_equivalent else o.verdict.upper()} {r.kernel} {o.op}: {o.target}")
+            for p in (o.stops if stopped_equivalent else o.problems if o.verdict != "flagged" else o.found)[:3]:
                 print(f"    {p}")
             if o.unknowns:
                 print(f"    (the verifier: {o.unknowns} checks it cannot prove, {o.blocking} of them stopping the compile)")
