@@ -34,7 +34,7 @@ def _hand_kernels():
 def _lowered_kernels():
     """(name, (module, target, aliases)) of each real kernel's lowered IR, taken where the plugin proves it."""
     from tlx_alias.kernels import (blackwell_attention, blackwell_gemm, hopper_attention, hopper_attention_ws,
-                                   hopper_gemm)
+                                   hopper_gemm, hopper_gemm_ws)
     from tlx_alias.plugin import hook
     seen = []
     orig, cache = hook.prove, os.environ.get("TRITON_CACHE_DIR")
@@ -49,6 +49,7 @@ def _lowered_kernels():
     hook.prove = prove_and_keep
     try:
         for name, build in [("hopper_gemm 128x256x64 4 stages", hopper_gemm.compile_gemm),
+                            ("hopper_gemm_ws 128x256x64 4 stages", hopper_gemm_ws.compile_gemm_ws),
                             ("hopper_attention D=128 3 stages", lambda: hopper_attention.compile_attention(kv_stages=3)),
                             ("hopper_attention_ws D=128 3 stages", hopper_attention_ws.compile_attention),
                             ("blackwell_attention D=128", blackwell_attention.compile_attention),
