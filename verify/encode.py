@@ -278,14 +278,20 @@ _TRANSPARENT = {"arith.extsi", "arith.trunci", "arith.index_cast", "arith.index_
 
 
 class _Candidate:
-    """One interval invariant `bound` of one carried integer, its terms built once (building a Z3 term costs
-    more than checking it): on the carried value, its entry value, its next value and the loop's result."""
+    """One interval invariant of one carried integer, `t >= 0` (upper None) or `t < upper`, its terms built
+    once and through Z3's C API (building a term through the Python operators costs more than checking it):
+    on the carried value, its entry value, its next value and the loop's result."""
     __slots__ = ("x", "upper", "holds", "at_entry", "after_step", "of_result")
 
-    def __init__(self, x, result, init, after, bound, ctx, upper=None):
-        self.x, self.upper = x, upper     # upper: b of `t < b` (None: `t >= 0`)
-        self.holds, self.at_entry, self.after_step = bound(x), bound(init), bound(after)
-        self.of_result = bound(result) if result is not None else None
+    def __init__(self, x, result, init, after, upper, ctx):
+        self.x, self.upper = x, upper
+        bound = z3.IntVal(0 if upper is None else upper, ctx).as_ast()
+        make = z3.Z3_mk_ge if upper is None else z3.Z3_mk_lt
+
+        def term(t):
+            return z3.BoolRef(make(ctx.ref(), t.as_ast(), bound), ctx)
+        self.holds, self.at_entry, self.after_step = term(x), term(init), term(after)
+        self.of_result = term(result) if result is not None else None
 
 
 def _negate(term):
@@ -536,9 +542,9 @@ class Encoder:
                 continue
             # upper bounds from the constants of the value's own update (a ring counter's STAGES, a phase's 2)
             consts = {1} | self._constants_under(y, body)
-            cands.append(_Candidate(x, r, init_t, next_t, lambda t: t >= 0, self.ctx))
+            cands.append(_Candidate(x, r, init_t, next_t, None, self.ctx))
             for b in sorted({b for c in consts if c > 0 for b in (c, c + 1)}):   # t < c, t <= c (= t < c + 1)
-                cands.append(_Candidate(x, r, init_t, next_t, lambda t, b=b: t < b, self.ctx, b))
+                cands.append(_Candidate(x, r, init_t, next_t, b, self.ctx))
         # Houdini: the largest set of candidates one iteration preserves (assuming all of them), first over all
         # candidates (what holds whenever the entry values satisfy them: the premise an enclosing loop's
         # invariant supplies), then over those of it that hold at entry (what holds from the start). The
