@@ -21,6 +21,16 @@ Running (CUDA)
                                         (e.g. poisoning) runs untimed before each call
     tflops(flops, ms)                   flops / (ms * 1e9)
 
+Device helpers (@gluon.jit)
+    tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M, BLOCK_M, BLOCK_N) -> (off_m, off_n)
+                                        a persistent GEMM's output tiles in grouped order (GROUP_M row tiles
+                                        share their B columns in L2)
+
+Host wrappers
+    gl_dtype(torch_dtype)               the Gluon dtype of a torch float16 / bfloat16 / float32 tensor, or None
+    check_matmul(a, b, out, who)        the operand checks of the TMA GEMMs (2-D, same 16-bit dtype, CUDA,
+                                        row-major, 16-byte aligned rows), raising with `who` in the message
+
 Every kernel module also exposes `cpu_report() -> list[dict]` built from `report_row`, which
 `python benchmarks/kernel_bench.py` prints on a machine without a GPU.
 """
@@ -34,6 +44,8 @@ from dataclasses import dataclass
 
 import triton
 from triton.backends.compiler import GPUTarget
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
 
 from tlx_alias import targets
@@ -220,3 +232,46 @@ def bench_ms(fn, *, before=None, warmup: int = 10, reps: int = 50) -> float:
 
 def tflops(flops: float, ms: float) -> float:
     return flops / (ms * 1e-3) / 1e12
+
+
+@gluon.jit
+def tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M: gl.constexpr, BLOCK_M: gl.constexpr,
+                 BLOCK_N: gl.constexpr):
+    """(off_m, off_n) of output tile `tile_id`, tiles grouped GROUP_M at a time along M for L2 reuse."""
+    num_in_group = GROUP_M * num_pid_n
+    first_m = (tile_id // num_in_group) * GROUP_M
+    group_m = min(num_pid_m - first_m, GROUP_M)
+    pid_m = first_m + (tile_id % num_in_group) % group_m
+    pid_n = (tile_id % num_in_group) // group_m
+    return pid_m * BLOCK_M, pid_n * BLOCK_N
+
+
+_GL_DTYPES = {"torch.float16": gl.float16, "torch.bfloat16": gl.bfloat16, "torch.float32": gl.float32}
+
+
+def gl_dtype(torch_dtype):
+    """The Gluon dtype of a torch dtype the kernels take (float16, bfloat16, float32), or None."""
+    return _GL_DTYPES.get(str(torch_dtype))
+
+
+def check_matmul(a, b, out, who: str):
+    """A [M, K] @ B [K, N] operands of a TMA GEMM, and `out` if given: errors name `who` and what to change."""
+    if a.ndim != 2 or b.ndim != 2:
+        raise ValueError(f"{who}: expected 2-D A and B, got A{tuple(a.shape)} and B{tuple(b.shape)}")
+    M, K = a.shape
+    K2, N = b.shape
+    if K != K2:
+        raise ValueError(f"{who}: inner dimensions differ: A is {M}x{K}, B is {K2}x{N}")
+    if str(a.dtype) not in ("torch.float16", "torch.bfloat16") or b.dtype != a.dtype:
+        raise TypeError(f"{who}: A and B must both be float16 or bfloat16, got {a.dtype} and {b.dtype}")
+    if not (a.is_cuda and b.is_cuda):
+        raise ValueError(f"{who}: A and B must be CUDA tensors")
+    if not (a.is_contiguous() and b.is_contiguous()):
+        raise ValueError(f"{who}: A and B must be contiguous (row-major); call .contiguous() first")
+    if K % 8 or N % 8:
+        raise ValueError(f"{who}: TMA needs 16-byte aligned rows: K ({K}) and N ({N}) must be multiples of 8")
+    if min(M, N, K) == 0:
+        raise ValueError(f"{who}: empty problem {M}x{N}x{K}")
+    if out is not None and (out.shape != (M, N) or out.dtype != a.dtype or not out.is_contiguous()
+                            or out.device != a.device):
+        raise ValueError(f"{who}: out must be a contiguous {M}x{N} {a.dtype} tensor on {a.device}")

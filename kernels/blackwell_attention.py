@@ -83,7 +83,7 @@ from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
 from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, TMEM_LIMIT, Compiled, blackwell_row, compile_for,
-                                       fit_error, tensordesc)
+                                       dtype_name, fit_error, gl_dtype, tensordesc)
 
 __all__ = ["attention", "attention_fwd_kernel", "cpu_report", "compile_attention", "upstream_design",
            "tmem_columns", "smem_bytes"]
@@ -399,9 +399,6 @@ def attention_fwd_kernel(sm_scale, lse_ptr, N_CTX, desc_q, desc_k, desc_v, desc_
 # Host side
 # ===-----------------------------------------------------------------------===#
 
-_TORCH_TO_GL = {"torch.bfloat16": gl.bfloat16, "torch.float16": gl.float16}
-_GL_NAME = {gl.bfloat16: "bf16", gl.float16: "fp16"}
-
 
 def _default_kv_buffers(head_dim):
     return 3 if head_dim == 128 else 6  # upstream's choice for 16-bit inputs
@@ -488,7 +485,7 @@ REPORT_CONFIGS = [
 def config_name(c):
     kv = c.get("num_kv_buffers") or _default_kv_buffers(c["head_dim"])
     return (f"D={c['head_dim']} {'causal' if c.get('causal') else 'full'} S={c.get('num_mma_slices', 2)} "
-            f"{_GL_NAME[c.get('dtype', gl.bfloat16)]} BM={BLOCK_M} BN={BLOCK_N} kv={kv}")
+            f"{dtype_name(c.get('dtype', gl.bfloat16))} BM={BLOCK_M} BN={BLOCK_N} kv={kv}")
 
 
 def cpu_report(quick=False, proof=True, configs=None):
@@ -524,7 +521,7 @@ def attention(q, k, v, causal=False, sm_scale=None, num_mma_slices=2, num_kv_buf
     if not (q.shape == k.shape == v.shape) or q.dim() != 4:
         raise ValueError(f"q, k, v must be [Z, H, N_CTX, HEAD_DIM] of one shape, got {tuple(q.shape)}, "
                          f"{tuple(k.shape)}, {tuple(v.shape)}")
-    if not (q.dtype == k.dtype == v.dtype) or str(q.dtype) not in _TORCH_TO_GL:
+    if not (q.dtype == k.dtype == v.dtype) or str(q.dtype) not in ("torch.float16", "torch.bfloat16"):
         raise ValueError(f"q, k, v must all be bfloat16 or float16, got {q.dtype}, {k.dtype}, {v.dtype}")
     Z, H, N_CTX, HEAD_DIM = q.shape
     if HEAD_DIM not in (64, 128):
@@ -538,7 +535,7 @@ def attention(q, k, v, causal=False, sm_scale=None, num_mma_slices=2, num_kv_buf
         raise RuntimeError(f"blackwell attention needs a Blackwell GPU (sm_100, tcgen05 + TMEM); inputs are on "
                            f"{where}. Use cpu_report() / compile_attention() to compile it for sm_100a anywhere.")
     sm_scale = 1.0 / math.sqrt(HEAD_DIM) if sm_scale is None else float(sm_scale)
-    dtype = _TORCH_TO_GL[str(q.dtype)]
+    dtype = gl_dtype(q.dtype)
     q, k, v = (t.contiguous() for t in (q, k, v))
     o = torch.empty_like(q)
     lse = torch.empty((Z, H, N_CTX), device=q.device, dtype=torch.float32)

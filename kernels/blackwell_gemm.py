@@ -66,7 +66,7 @@ from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
 from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, TMEM_LIMIT, Compiled, blackwell_row, compile_for,
-                                       fit_error, tensordesc)
+                                       dtype_name, fit_error, gl_dtype, tensordesc, tile_offsets)
 
 __all__ = ["matmul", "matmul_kernel", "compile_matmul", "cpu_report", "epilogue_n", "smem_plan"]
 
@@ -83,20 +83,6 @@ def _advance(idx, phase, n, NUM: gl.constexpr):
     return nxt % NUM, phase ^ ((nxt // NUM) & 1)
 
 
-@gluon.jit
-def _tile_offsets(tile_id, M, N, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, GROUP_M: gl.constexpr):
-    """Grouped ordering: GROUP_M row-tiles share their B columns in L2."""
-    num_pid_m = gl.cdiv(M, BLOCK_M)
-    num_pid_n = gl.cdiv(N, BLOCK_N)
-    num_in_group = GROUP_M * num_pid_n
-    group = tile_id // num_in_group
-    first_m = group * GROUP_M
-    group_m = min(num_pid_m - first_m, GROUP_M)
-    pid_m = first_m + (tile_id % num_in_group) % group_m
-    pid_n = (tile_id % num_in_group) // group_m
-    return pid_m * BLOCK_M, pid_n * BLOCK_N
-
-
 # Every partition walks the same tiles (pid, pid + nprog, ...) and the same ring steps: per tile, k_tiles operand
 # steps, then (EPI_STEPS = 1, the epilogue in the ring) one epilogue step. Ring positions are carried counters
 # (slot, phase), so the verifier can bound every slot index.
@@ -110,7 +96,7 @@ def _gemm_load(a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, BLOCK_M: g
     slot = 0
     phase = 0
     for tile_id in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        off_m, off_n = _tile_offsets(tile_id, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        off_m, off_n = tile_offsets(tile_id, gl.cdiv(M, BLOCK_M), gl.cdiv(N, BLOCK_N), GROUP_M, BLOCK_M, BLOCK_N)
         for kk in range(k_tiles):
             mbarrier.wait(empty.index(slot), phase ^ 1)  # fresh barrier: parity 1 passes at once
             bar = ready.index(slot)
@@ -161,7 +147,7 @@ def _gemm_epilogue(c_desc, c_tiles, acc_tmem, ready, empty, acc_ready, acc_empty
     acc_idx = 0
     acc_phase = 0
     for tile_id in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        off_m, off_n = _tile_offsets(tile_id, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        off_m, off_n = tile_offsets(tile_id, gl.cdiv(M, BLOCK_M), gl.cdiv(N, BLOCK_N), GROUP_M, BLOCK_M, BLOCK_N)
         mbarrier.wait(acc_ready.index(acc_idx), acc_phase)
         acc = acc_tmem.index(acc_idx)
         if EPI_STEPS == 1:
@@ -251,9 +237,6 @@ def matmul_kernel(a_desc, b_desc, c_desc, M, N, K,  #
 # Host side
 # ===-----------------------------------------------------------------------===#
 
-_TORCH_TO_GL = {"torch.bfloat16": gl.bfloat16, "torch.float16": gl.float16, "torch.float32": gl.float32}
-_GL_NAME = {gl.bfloat16: "bf16", gl.float16: "fp16", gl.float32: "fp32"}
-
 
 def epilogue_n(block_m, block_n, block_k, in_bytes=2, out_bytes=2, epi_bufs=2):
     """Widest C sub-tile (<= 64 columns, dividing BLOCK_N) whose EPI_BUFS buffers fit in one ring slot."""
@@ -305,8 +288,8 @@ def config_name(c):
     c_dtype = c.get("c_dtype") or dtype
     epi = epilogue_n(c["block_m"], c["block_n"], c["block_k"], dtype.primitive_bitwidth // 8,
                      c_dtype.primitive_bitwidth // 8)
-    return (f"{c['block_m']}x{c['block_n']}x{c['block_k']} stages={c['stages']} {_GL_NAME[dtype]}->"
-            f"{_GL_NAME[c_dtype]} epi=2x{c['block_m']}x{epi}")
+    return (f"{c['block_m']}x{c['block_n']}x{c['block_k']} stages={c['stages']} {dtype_name(dtype)}->"
+            f"{dtype_name(c_dtype)} epi=2x{c['block_m']}x{epi}")
 
 
 def cpu_report(quick=False, proof=True, configs=None):
@@ -349,7 +332,7 @@ def matmul(a, b, c=None, block_m=128, block_n=128, block_k=64, stages=None, grou
     a, b = a.contiguous(), b.contiguous()
     if c is None:
         c = torch.empty((M, N), device=a.device, dtype=out_dtype)
-    dtype, c_dtype = _TORCH_TO_GL[str(a.dtype)], _TORCH_TO_GL[str(c.dtype)]
+    dtype, c_dtype = gl_dtype(a.dtype), gl_dtype(c.dtype)
     in_bytes, out_bytes = a.element_size(), c.element_size()
     epi_n = epilogue_n(block_m, block_n, block_k, in_bytes, out_bytes)
     if stages is None:  # as many slots as fit beside the mbarriers

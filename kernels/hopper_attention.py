@@ -80,7 +80,7 @@ from tlx_alias import _triton as compat
 from tlx_alias import targets
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import HOPPER, compile_for, report_row, tensordesc
+from tlx_alias.kernels._common import HOPPER, compile_for, gl_dtype, report_row, tensordesc
 
 __all__ = ["hopper_attention_kernel", "attention", "make_launch", "compile_attention", "smem_plan", "cpu_report"]
 
@@ -313,8 +313,6 @@ def hopper_attention_kernel(q_desc, k_desc, v_desc, o_desc, lse_ptr, seq_len, sm
 
 # ----------------------------------------------------------------------------------------------- host
 
-_TORCH_TO_GL = {torch.float16: gl.float16, torch.bfloat16: gl.bfloat16}
-
 
 def default_config(head_dim: int) -> dict:
     """Tile sizes used by `attention` (8 warps: two warpgroups, 64 query rows each); PIPELINE None means
@@ -322,9 +320,9 @@ def default_config(head_dim: int) -> dict:
     return {"BLOCK_M": 128, "BLOCK_N": 128, "KV_STAGES": 2, "num_warps": 8, "PIPELINE": None}
 
 
-def _layouts(gl_dtype, head_dim, BLOCK_M, BLOCK_N):
-    return (gl.NVMMASharedLayout.get_default_for([1, BLOCK_M, head_dim], gl_dtype),
-            gl.NVMMASharedLayout.get_default_for([1, BLOCK_N, head_dim], gl_dtype))
+def _layouts(dtype, head_dim, BLOCK_M, BLOCK_N):
+    return (gl.NVMMASharedLayout.get_default_for([1, BLOCK_M, head_dim], dtype),
+            gl.NVMMASharedLayout.get_default_for([1, BLOCK_N, head_dim], dtype))
 
 
 def smem_plan(head_dim=128, kv_stages=2, share=True, BLOCK_M=128, BLOCK_N=128, elem_bytes=2) -> dict:
@@ -341,7 +339,7 @@ def _check(q, k, v, o=None, lse=None):
     if k.shape != q.shape or v.shape != q.shape:
         raise ValueError(f"attention: q, k, v must have the same shape (B, H, S, D); got q{tuple(q.shape)}, "
                          f"k{tuple(k.shape)}, v{tuple(v.shape)} (cross-attention and GQA are not supported)")
-    if q.dtype not in _TORCH_TO_GL or k.dtype != q.dtype or v.dtype != q.dtype:
+    if str(q.dtype) not in ("torch.float16", "torch.bfloat16") or k.dtype != q.dtype or v.dtype != q.dtype:
         raise TypeError(f"attention: q, k, v must all be float16 or bfloat16, got {q.dtype}, {k.dtype}, {v.dtype}")
     if not (q.is_cuda and k.is_cuda and v.is_cuda):
         raise ValueError("attention: q, k, v must be CUDA tensors")
@@ -367,7 +365,7 @@ def make_launch(q, k, v, o, lse, causal: bool = False, sm_scale: float | None = 
     cfg = dict(default_config(D), **config)
     BLOCK_M, BLOCK_N = cfg["BLOCK_M"], cfg["BLOCK_N"]
     sm_scale = 1.0 / math.sqrt(D) if sm_scale is None else float(sm_scale)
-    tile_layout, kv_layout = _layouts(_TORCH_TO_GL[q.dtype], D, BLOCK_M, BLOCK_N)
+    tile_layout, kv_layout = _layouts(gl_dtype(q.dtype), D, BLOCK_M, BLOCK_N)
     rows = lambda t: t.view(B * H, S, D)  # noqa: E731  rank 3: TMA bounds-checks S per head
     q_desc = TensorDescriptor.from_tensor(rows(q), [1, BLOCK_M, D], tile_layout)
     k_desc = TensorDescriptor.from_tensor(rows(k), [1, BLOCK_N, D], kv_layout)

@@ -107,7 +107,7 @@ from tlx_alias import _triton as compat
 from tlx_alias import targets
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import HOPPER, compile_for, dtype_name, report_row, tensordesc
+from tlx_alias.kernels._common import HOPPER, compile_for, dtype_name, gl_dtype, report_row, tensordesc
 
 __all__ = ["attention_ws_kernel", "attention", "make_launch", "compile_attention", "smem_plan", "most_stages",
            "default_config", "cpu_report", "EPILOGUES"]
@@ -381,7 +381,6 @@ def attention_ws_kernel(q_desc, k_desc, v_desc, o_desc, o_ptr, lse_ptr, seq_len,
 
 # ----------------------------------------------------------------------------------------------- host
 
-_TORCH_TO_GL = {torch.float16: gl.float16, torch.bfloat16: gl.bfloat16}
 HEAD_DIMS = (64, 128, 256)
 
 
@@ -418,7 +417,7 @@ def _check(q, k, v, o=None, lse=None):
     if k.shape != q.shape or v.shape != q.shape:
         raise ValueError(f"attention_ws: q, k, v must have the same shape (B, H, S, D); got q{tuple(q.shape)}, "
                          f"k{tuple(k.shape)}, v{tuple(v.shape)} (cross-attention and GQA are not supported)")
-    if q.dtype not in _TORCH_TO_GL or k.dtype != q.dtype or v.dtype != q.dtype:
+    if str(q.dtype) not in ("torch.float16", "torch.bfloat16") or k.dtype != q.dtype or v.dtype != q.dtype:
         raise TypeError(f"attention_ws: q, k, v must all be float16 or bfloat16, got {q.dtype}, {k.dtype}, "
                         f"{v.dtype}")
     B, H, S, D = q.shape
@@ -449,7 +448,7 @@ def make_launch(q, k, v, o, lse, causal: bool = False, sm_scale: float | None = 
                          f"options: {sorted(default_config(D))}, epilogues: {list(EPILOGUES)}")
     BLOCK_N = cfg["BLOCK_N"]
     sm_scale = 1.0 / math.sqrt(D) if sm_scale is None else float(sm_scale)
-    tile_layout, kv_layout = _layouts(_TORCH_TO_GL[q.dtype], D, BLOCK_N)
+    tile_layout, kv_layout = _layouts(gl_dtype(q.dtype), D, BLOCK_N)
     rows = lambda t: t.view(B * H, S, D)  # noqa: E731  rank 3: TMA bounds-checks S per head
     q_desc = TensorDescriptor.from_tensor(rows(q), [1, ROWS.value, D], tile_layout)
     k_desc = TensorDescriptor.from_tensor(rows(k), [1, BLOCK_N, D], kv_layout)
@@ -481,9 +480,9 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     return o, lse
 
 
-def _layouts(gl_dtype, head_dim, BLOCK_N):
-    return (gl.NVMMASharedLayout.get_default_for([1, ROWS.value, head_dim], gl_dtype),
-            gl.NVMMASharedLayout.get_default_for([1, BLOCK_N, head_dim], gl_dtype))
+def _layouts(dtype, head_dim, BLOCK_N):
+    return (gl.NVMMASharedLayout.get_default_for([1, ROWS.value, head_dim], dtype),
+            gl.NVMMASharedLayout.get_default_for([1, BLOCK_N, head_dim], dtype))
 
 
 def compile_attention(dtype=gl.bfloat16, head_dim=128, causal=False, epilogue="shared", stages=None, BLOCK_N=None,

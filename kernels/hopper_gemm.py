@@ -104,7 +104,8 @@ from tlx_alias import _triton as compat
 from tlx_alias import targets
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import HOPPER, compile_for, report_row, tensordesc
+from tlx_alias.kernels._common import (HOPPER, check_matmul, compile_for, gl_dtype, report_row, tensordesc,
+                                      tile_offsets)
 
 __all__ = ["hopper_gemm_kernel", "matmul", "make_launch", "compile_gemm", "smem_plan", "cpu_report"]
 
@@ -136,18 +137,6 @@ def _stage(it, STAGES: gl.constexpr):
     tile whose first k-step lands in slot STAGES-1 fills the slots c_smem does *not* cover first (c_smem
     lies on the low slots of the B ring); see "Prefetching across the epilogue" in the module docstring."""
     return STAGES - 1 - it % STAGES
-
-
-@gluon.jit
-def _tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M: gl.constexpr, BLOCK_M: gl.constexpr,
-                  BLOCK_N: gl.constexpr):
-    """(off_m, off_n) of output tile `tile_id`, tiles grouped GROUP_M at a time along M for L2 reuse."""
-    num_pid_in_group = GROUP_M * num_pid_n
-    first_pid_m = (tile_id // num_pid_in_group) * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    off_m = (first_pid_m + (tile_id % group_size_m)) * BLOCK_M
-    off_n = ((tile_id % num_pid_in_group) // group_size_m) * BLOCK_N
-    return off_m, off_n
 
 
 @gluon.jit
@@ -218,12 +207,12 @@ def hopper_gemm_kernel(a_desc, b_desc, c_desc,  #
     it = 0  # k-steps consumed so far by this program: slot _stage(it), phase (it // STAGES) & 1
     if PREFETCH:
         # Prologue of this program's first tile; later tiles' prologues are issued by the previous epilogue.
-        off_m, off_n = _tile_offsets(gl.program_id(0), num_pid_m, num_pid_n, GROUP_M, BLOCK_M, BLOCK_N)
+        off_m, off_n = tile_offsets(gl.program_id(0), num_pid_m, num_pid_n, GROUP_M, BLOCK_M, BLOCK_N)
         for i in gl.static_range(STAGES - 1):
             _issue_load(a_desc, b_desc, a_ring, b_ring, ready, i, off_m, off_n, i * BLOCK_K, STAGES, i < k_tiles,
                         i < k_tiles)
     for tile_id in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        off_m, off_n = _tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M, BLOCK_M, BLOCK_N)
+        off_m, off_n = tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M, BLOCK_M, BLOCK_N)
         if not PREFETCH:
             if SHARE_EPILOGUE:
                 # (4) The previous tile's TMA store reads c_smem, which lies on the ring: it must have
@@ -252,7 +241,7 @@ def hopper_gemm_kernel(a_desc, b_desc, c_desc,  #
         if PREFETCH:
             # (5) The next tile's prologue, started now so that its loads overlap this epilogue: every A
             # tile and the B tiles outside c_smem; a B tile under c_smem waits until the store has read it.
-            noff_m, noff_n = _tile_offsets(next_tile, num_pid_m, num_pid_n, GROUP_M, BLOCK_M, BLOCK_N)
+            noff_m, noff_n = tile_offsets(next_tile, num_pid_m, num_pid_n, GROUP_M, BLOCK_M, BLOCK_N)
             for i in gl.static_range(STAGES - 1):
                 pred = (next_tile < num_tiles) & (i < k_tiles)
                 _issue_load(a_desc, b_desc, a_ring, b_ring, ready, it + i, noff_m, noff_n, i * BLOCK_K, STAGES,
@@ -277,13 +266,11 @@ def hopper_gemm_kernel(a_desc, b_desc, c_desc,  #
 
 # ----------------------------------------------------------------------------------------------- host
 
-_TORCH_TO_GL = {torch.float16: gl.float16, torch.bfloat16: gl.bfloat16}
 
-
-def _layouts(gl_dtype, BM, BN, BK):
-    return (gl.NVMMASharedLayout.get_default_for([BM, BK], gl_dtype),
-            gl.NVMMASharedLayout.get_default_for([BK, BN], gl_dtype),
-            gl.NVMMASharedLayout.get_default_for([BM, BN], gl_dtype))
+def _layouts(dtype, BM, BN, BK):
+    return (gl.NVMMASharedLayout.get_default_for([BM, BK], dtype),
+            gl.NVMMASharedLayout.get_default_for([BK, BN], dtype),
+            gl.NVMMASharedLayout.get_default_for([BM, BN], dtype))
 
 
 def smem_plan(stages=4, share=True, BM=128, BN=256, BK=64, elem_bytes=2) -> dict:
@@ -292,28 +279,6 @@ def smem_plan(stages=4, share=True, BM=128, BN=256, BK=64, elem_bytes=2) -> dict
     ring = stages * (a + b)
     return {"a_stage": a, "b_stage": b, "c_tile": c, "ring": ring,
             "spec": max(c, ring) if share else c + ring, "limit": SMEM_LIMIT}
-
-
-def _check(a, b, out):
-    if a.ndim != 2 or b.ndim != 2:
-        raise ValueError(f"matmul: expected 2-D A and B, got A{tuple(a.shape)} and B{tuple(b.shape)}")
-    M, K = a.shape
-    K2, N = b.shape
-    if K != K2:
-        raise ValueError(f"matmul: inner dimensions differ: A is {M}x{K}, B is {K2}x{N}")
-    if a.dtype not in _TORCH_TO_GL or b.dtype != a.dtype:
-        raise TypeError(f"matmul: A and B must both be float16 or bfloat16, got {a.dtype} and {b.dtype}")
-    if not (a.is_cuda and b.is_cuda):
-        raise ValueError("matmul: A and B must be CUDA tensors")
-    if not (a.is_contiguous() and b.is_contiguous()):
-        raise ValueError("matmul: A and B must be contiguous (row-major); call .contiguous() first")
-    if K % 8 or N % 8:
-        raise ValueError(f"matmul: TMA needs 16-byte aligned rows: K ({K}) and N ({N}) must be multiples of 8")
-    if min(M, N, K) == 0:
-        raise ValueError(f"matmul: empty problem {M}x{N}x{K}")
-    if out is not None and (out.shape != (M, N) or out.dtype != a.dtype or not out.is_contiguous()
-                            or out.device != a.device):
-        raise ValueError(f"matmul: out must be a contiguous {M}x{N} {a.dtype} tensor on {a.device}")
 
 
 def make_launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, *, stages: int = 4, share: bool = True,
@@ -326,9 +291,9 @@ def make_launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, *, stages: in
     compiled kernel directly, skipping the JIT's per-call argument binding and cache-key computation
     (the arguments never change). Measured on an H100: 21-24 us of host time per call instead of 39-49 us
     (torch.matmul: 20-27 us); the kernel's GPU time is the same."""
-    _check(a, b, c)
+    check_matmul(a, b, c, "matmul")
     M, N = c.shape
-    a_layout, b_layout, c_layout = _layouts(_TORCH_TO_GL[a.dtype], BM, BN, BK)
+    a_layout, b_layout, c_layout = _layouts(gl_dtype(a.dtype), BM, BN, BK)
     a_desc = TensorDescriptor.from_tensor(a, [BM, BK], a_layout)
     b_desc = TensorDescriptor.from_tensor(b, [BK, BN], b_layout)
     c_desc = TensorDescriptor.from_tensor(c, [BM, BN], c_layout)
@@ -360,7 +325,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, stages: int = 4, share: bool = T
     `share=False` builds the variant whose epilogue tile does not alias the ring (fewer stages fit).
     `config`: num_warps (8), group_m (8), prefetch (True: start the next tile's loads during the epilogue).
     """
-    _check(a, b, out)
+    check_matmul(a, b, out, "matmul")
     c = out if out is not None else torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
     make_launch(a, b, c, stages=stages, share=share, BM=BM, BN=BN, BK=BK, **config)()
     return c

@@ -138,7 +138,8 @@ from tlx_alias import _triton as compat
 from tlx_alias import targets
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import HOPPER, compile_for, dtype_name, report_row, tensordesc
+from tlx_alias.kernels._common import (HOPPER, check_matmul, compile_for, dtype_name, gl_dtype, report_row,
+                                      tensordesc, tile_offsets)
 
 __all__ = ["hopper_gemm_ws_kernel", "matmul", "make_launch", "compile_gemm_ws", "smem_plan", "most_stages",
            "cpu_report"]
@@ -146,19 +147,6 @@ __all__ = ["hopper_gemm_ws_kernel", "matmul", "make_launch", "compile_gemm_ws", 
 SMEM_LIMIT = targets.smem_limit(90)
 ROWS = gl.constexpr(64)                 # output rows per consumer warpgroup (one wgmma M)
 BLOCK_M = gl.constexpr(2 * 64)          # rows per tile: two consumer warpgroups
-
-
-# ----------------------------------------------------------------------------------------------- helpers
-
-@gluon.jit
-def _tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M: gl.constexpr, BLOCK_N: gl.constexpr):
-    """(off_m, off_n) of output tile `tile_id`, tiles grouped GROUP_M at a time along M for L2 reuse."""
-    num_pid_in_group = GROUP_M * num_pid_n
-    first_pid_m = (tile_id // num_pid_in_group) * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    off_m = (first_pid_m + (tile_id % group_size_m)) * BLOCK_M
-    off_n = ((tile_id % num_pid_in_group) // group_size_m) * BLOCK_N
-    return off_m, off_n
 
 
 # ----------------------------------------------------------------------------------------------- producer
@@ -174,7 +162,7 @@ def _producer(a_desc, b_desc, a_ring, b_ring, ready, empty, M, N, K, BLOCK_N: gl
     num_tiles = num_pid_m * num_pid_n
     it = 0   # ring steps so far: slot it % STAGES, parity (it // STAGES) & 1
     for tile_id in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        off_m, off_n = _tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M, BLOCK_N)
+        off_m, off_n = tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M, BLOCK_M, BLOCK_N)
         for kk in range(k_tiles):
             slot = it % STAGES
             mbarrier.wait(empty.index(slot), ((it // STAGES) & 1) ^ 1)   # fresh barrier: parity 1 passes at once
@@ -211,7 +199,7 @@ def _consumer(g: gl.constexpr, c_desc, a_ring, b_ring, c_ring, ready, empty, M, 
     acc = gl.zeros((ROWS, BLOCK_N), gl.float32, acc_layout)
     it = 0   # ring steps so far (both kinds): slot it % STAGES, parity (it // STAGES) & 1
     for tile_id in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        off_m, off_n = _tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M, BLOCK_N)
+        off_m, off_n = tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M, BLOCK_M, BLOCK_N)
         for kk in range(k_tiles):
             slot = it % STAGES
             mbarrier.wait(ready.index(slot), (it // STAGES) & 1)
@@ -311,14 +299,13 @@ def hopper_gemm_ws_kernel(a_desc, b_desc, c_desc,  #
 
 # ----------------------------------------------------------------------------------------------- host
 
-_TORCH_TO_GL = {torch.float16: gl.float16, torch.bfloat16: gl.bfloat16}
 DEFAULT_STAGES = {True: 4, False: 3}   # the most that fit at 128 x 256 x 64, with and without sharing
 
 
-def _layouts(gl_dtype, BN, BK):
-    return (gl.NVMMASharedLayout.get_default_for([BLOCK_M.value, BK], gl_dtype),
-            gl.NVMMASharedLayout.get_default_for([BK, BN], gl_dtype),
-            gl.NVMMASharedLayout.get_default_for([ROWS.value, BN], gl_dtype))
+def _layouts(dtype, BN, BK):
+    return (gl.NVMMASharedLayout.get_default_for([BLOCK_M.value, BK], dtype),
+            gl.NVMMASharedLayout.get_default_for([BK, BN], dtype),
+            gl.NVMMASharedLayout.get_default_for([ROWS.value, BN], dtype))
 
 
 def smem_plan(stages=None, share=True, BN=256, BK=64, elem_bytes=2) -> dict:
@@ -336,28 +323,6 @@ def most_stages(share, BN=256, BK=64, at_most=8) -> int:
     return max((s for s in range(1, at_most + 1) if smem_plan(s, share, BN, BK)["fits"]), default=0)
 
 
-def _check(a, b, out):
-    if a.ndim != 2 or b.ndim != 2:
-        raise ValueError(f"matmul_ws: expected 2-D A and B, got A{tuple(a.shape)} and B{tuple(b.shape)}")
-    M, K = a.shape
-    K2, N = b.shape
-    if K != K2:
-        raise ValueError(f"matmul_ws: inner dimensions differ: A is {M}x{K}, B is {K2}x{N}")
-    if a.dtype not in _TORCH_TO_GL or b.dtype != a.dtype:
-        raise TypeError(f"matmul_ws: A and B must both be float16 or bfloat16, got {a.dtype} and {b.dtype}")
-    if not (a.is_cuda and b.is_cuda):
-        raise ValueError("matmul_ws: A and B must be CUDA tensors")
-    if not (a.is_contiguous() and b.is_contiguous()):
-        raise ValueError("matmul_ws: A and B must be contiguous (row-major); call .contiguous() first")
-    if K % 8 or N % 8:
-        raise ValueError(f"matmul_ws: TMA needs 16-byte aligned rows: K ({K}) and N ({N}) must be multiples of 8")
-    if min(M, N, K) == 0:
-        raise ValueError(f"matmul_ws: empty problem {M}x{N}x{K}")
-    if out is not None and (out.shape != (M, N) or out.dtype != a.dtype or not out.is_contiguous()
-                            or out.device != a.device):
-        raise ValueError(f"matmul_ws: out must be a contiguous {M}x{N} {a.dtype} tensor on {a.device}")
-
-
 def make_launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, *, share: bool = True, stages: int | None = None,
                 BN: int = 256, BK: int = 64, group_m: int = 8, consumer_regs: int = 240, producer_regs: int = 24,
                 direct: bool = True):
@@ -366,10 +331,10 @@ def make_launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, *, share: boo
 
     `direct`: the first call goes through the JIT; later calls launch that compiled kernel directly (the
     arguments never change), as `hopper_gemm.make_launch` does."""
-    _check(a, b, c)
+    check_matmul(a, b, c, "matmul_ws")
     stages = stages or DEFAULT_STAGES[bool(share)]
     M, N = c.shape
-    a_layout, b_layout, c_layout = _layouts(_TORCH_TO_GL[a.dtype], BN, BK)
+    a_layout, b_layout, c_layout = _layouts(gl_dtype(a.dtype), BN, BK)
     a_desc = TensorDescriptor.from_tensor(a, [BLOCK_M.value, BK], a_layout)
     b_desc = TensorDescriptor.from_tensor(b, [BK, BN], b_layout)
     c_desc = TensorDescriptor.from_tensor(c, [ROWS.value, BN], c_layout)
@@ -399,7 +364,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, share: bool = True, stages: int 
     `share=False` builds the variant whose C halves do not alias the ring (3 stages instead of 4).
     `config`: BN (256), BK (64), group_m (8), consumer_regs (240), producer_regs (24).
     """
-    _check(a, b, out)
+    check_matmul(a, b, out, "matmul_ws")
     c = out if out is not None else torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
     make_launch(a, b, c, share=share, stages=stages, **config)()
     return c

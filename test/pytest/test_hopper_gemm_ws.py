@@ -17,37 +17,18 @@ import tempfile
 
 import pytest
 import torch
+from hopper_tests import CAPTURE_SLACK, GPU, MBARRIER, private_cache, views  # noqa: F401 (the fixture)
 from ir_text import smem_backing
 from triton.experimental.gluon import language as gl
 
 import sass
 from tlx_alias.errors import TlxAliasError
 from tlx_alias.kernels import hopper_gemm_ws as ws
-from tlx_alias.kernels.demo import lowered_views
-
-GPU = pytest.mark.skipif(not (torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9),
-                         reason="needs a Hopper (sm_90) GPU")
-MBARRIER = 8                    # bytes per mbarrier; they are allocated outside the spec
-CAPTURE_SLACK = 512             # bytes Triton adds beside the buffers and mbarriers (warp_specialize captures)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def private_cache(tmp_path_factory):
-    """A Triton cache of this module's own, unless WS_TEST_SHARED_CACHE=1 (`scripts/gpu_run.sh gemm-ws` sets it:
-    the benchmark that follows then finds the kernels these tests compiled)."""
-    with pytest.MonkeyPatch.context() as mp:
-        if os.environ.get("WS_TEST_SHARED_CACHE") != "1":
-            mp.setenv("TRITON_CACHE_DIR", str(tmp_path_factory.mktemp("triton-cache")))
-        yield
 
 
 @functools.lru_cache(maxsize=None)
 def kernel(dtype=gl.bfloat16, share=True, stages=None, BN=256):
     return ws.compile_gemm_ws(dtype, share, stages, BN=BN)
-
-
-def views(ttgir):
-    return {name: dict(vars(view), type=ty) for name, view, ty in lowered_views(ttgir)}
 
 
 # ----------------------------------------------------------------------------------------------- layout
@@ -204,18 +185,6 @@ def test_cpu_report_rows():
     rows = ws.cpu_report(quick=True, proof=False)
     assert [r["smem_bytes"] is not None for r in rows] == [True, False, True]
     assert "over capacity" in rows[1]["proof"]
-
-
-# ----------------------------------------------------------------------------------------------- host
-
-def test_host_wrapper_rejects_bad_arguments():
-    a = torch.randn(64, 32, dtype=torch.bfloat16)
-    with pytest.raises(ValueError, match="inner dimensions differ"):
-        ws.matmul(a, torch.randn(16, 64, dtype=torch.bfloat16))
-    with pytest.raises(TypeError, match="float16 or bfloat16"):
-        ws.matmul(a.float(), torch.randn(32, 64))
-    with pytest.raises(ValueError, match="CUDA"):
-        ws.matmul(a, torch.randn(32, 64, dtype=torch.bfloat16))
 
 
 # ----------------------------------------------------------------------------------------------- GPU

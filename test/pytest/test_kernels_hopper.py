@@ -10,26 +10,17 @@ import math
 import re
 
 import pytest
-from tlx_alias import _triton as compat
-from ir_text import smem_backing
 import torch
+from hopper_tests import GPU, MBARRIER, private_cache, views  # noqa: F401 (the fixture)
+from ir_text import smem_backing
 from triton.experimental.gluon import language as gl
+
+from tlx_alias import _triton as compat
 
 from tlx_alias.errors import TlxAliasError
 from tlx_alias.kernels import hopper_attention as ha
 from tlx_alias.kernels import hopper_gemm as hg
-from tlx_alias.kernels.demo import lowered_views
-
-GPU = pytest.mark.skipif(not (torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9),
-                         reason="needs a Hopper (sm_90) GPU")
-MBARRIER = 8  # bytes per mbarrier (allocated outside the spec)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def private_cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TRITON_CACHE_DIR", str(tmp_path_factory.mktemp("triton-cache")))
-        yield
+from tlx_alias.kernels import hopper_gemm_ws
 
 
 @functools.lru_cache(maxsize=None)
@@ -40,11 +31,6 @@ def gemm(dtype=gl.bfloat16, stages=4, share=True, BN=256, prefetch=True):
 @functools.lru_cache(maxsize=None)
 def attn(dtype=gl.bfloat16, head_dim=128, causal=False, share=True, stages=2):
     return ha.compile_attention(dtype, head_dim, causal, share, stages)
-
-
-def views(ttgir):
-    """name -> {offset, stride, ..., type} of every lowered view (the tlx.view attribute and result type)."""
-    return {name: dict(vars(view), type=ty) for name, view, ty in lowered_views(ttgir)}
 
 
 def backing(ttgir):
@@ -233,12 +219,13 @@ def test_kernels_are_proven_safe():
 
 def test_host_wrappers_reject_bad_arguments():
     a = torch.randn(64, 32, dtype=torch.bfloat16)
-    with pytest.raises(ValueError, match="inner dimensions differ"):
-        hg.matmul(a, torch.randn(16, 64, dtype=torch.bfloat16))
-    with pytest.raises(TypeError, match="float16 or bfloat16"):
-        hg.matmul(a.float(), torch.randn(32, 64))
-    with pytest.raises(ValueError, match="CUDA"):
-        hg.matmul(a, torch.randn(32, 64, dtype=torch.bfloat16))
+    for matmul, who in ((hg.matmul, "matmul"), (hopper_gemm_ws.matmul, "matmul_ws")):   # _common.check_matmul
+        with pytest.raises(ValueError, match=f"{who}: inner dimensions differ"):
+            matmul(a, torch.randn(16, 64, dtype=torch.bfloat16))
+        with pytest.raises(TypeError, match="float16 or bfloat16"):
+            matmul(a.float(), torch.randn(32, 64))
+        with pytest.raises(ValueError, match="CUDA"):
+            matmul(a, torch.randn(32, 64, dtype=torch.bfloat16))
     q = torch.randn(1, 2, 100, 96, dtype=torch.bfloat16)
     with pytest.raises(ValueError, match="same shape"):
         ha.attention(q, q[:, :1], q)

@@ -19,6 +19,7 @@ import tempfile
 
 import pytest
 import torch
+from hopper_tests import CAPTURE_SLACK, GPU, MBARRIER, private_cache, views  # noqa: F401 (the fixture)
 from ir_text import smem_backing
 from triton.experimental.gluon import language as gl
 
@@ -26,22 +27,6 @@ import sass
 from tlx_alias.errors import TlxAliasError
 from tlx_alias.kernels import hopper_attention_ws as ws
 from tlx_alias.kernels._common import fit_error
-from tlx_alias.kernels.demo import lowered_views
-
-GPU = pytest.mark.skipif(not (torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 9),
-                         reason="needs a Hopper (sm_90) GPU")
-MBARRIER = 8                    # bytes per mbarrier; they are allocated outside the spec
-CAPTURE_SLACK = 512             # bytes Triton adds beside the buffers and mbarriers (warp_specialize captures)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def private_cache(tmp_path_factory):
-    """A Triton cache of this module's own, unless WS_TEST_SHARED_CACHE=1 (`scripts/gpu_run.sh ws` sets it: the
-    benchmark that follows then finds the kernels these tests compiled)."""
-    with pytest.MonkeyPatch.context() as mp:
-        if os.environ.get("WS_TEST_SHARED_CACHE") != "1":
-            mp.setenv("TRITON_CACHE_DIR", str(tmp_path_factory.mktemp("triton-cache")))
-        yield
 
 
 @functools.lru_cache(maxsize=None)
@@ -53,10 +38,6 @@ def kernel(dtype=gl.bfloat16, head_dim=128, causal=False, epilogue="shared", sta
 @functools.lru_cache(maxsize=None)
 def sass_of(*key):
     return sass.disassemble(kernel(*key).kernel.asm["cubin"])
-
-
-def views(ttgir):
-    return {name: dict(vars(view), type=ty) for name, view, ty in lowered_views(ttgir)}
 
 
 def mbarriers(stages):
