@@ -10,7 +10,8 @@ Per case (bf16, B=4, S=8192, H=32; H=16 at D=256; causal counts half the flops),
     ws unshared      the same kernel, O in a tile of its own, at the most stages that fit without sharing
                      (and the same at half the BLOCK_N, where that many more stages fit)
     ws registers     the same kernel writing O straight from the wgmma registers (no staging tile, no sharing)
-    ws no pingpong   ws shared without the turn barriers (the consumers issue wgmmas whenever they are ready)
+    ws pingpong      ws shared with the consumers' turn barriers (their wgmmas alternate; off by default: measured
+                     slower, see README)
     hopper_attention the non-warp-specialized kernel (D=64/128 only) in its best configuration (3 stages)
     sdpa cudnn / flash / efficient   torch.nn.functional.scaled_dot_product_attention under each backend
 
@@ -22,8 +23,8 @@ power drift hit all alike (the method of `kernel_profile.py --ab`). The table pr
 rounds with the range, the ratio of ws shared to cuDNN, to the best unshared ws variant (either unshared or
 registers) and to hopper_attention.
 
-`--sweep` times knob variants of ws shared against it (BLOCK_N, STAGES, register split, no ping-pong) at D=128
-and D=256 instead.
+`--sweep` times knob variants of ws shared (with `--set` applied) against it and the baselines (BLOCK_N,
+STAGES, register split, no ping-pong) instead of the unshared variants.
 """
 from __future__ import annotations
 
@@ -67,24 +68,24 @@ def variants(d, overrides=None):
             "ws unshared BN/2": dict(shared, epilogue="separate", BLOCK_N=half,
                                      STAGES=ws.most_stages(d, "separate", half)),
             "ws registers": dict(shared, epilogue="registers", STAGES=ws.most_stages(d, "registers", bn)),
-            "ws no pingpong": dict(shared, PINGPONG=False)}
+            "ws pingpong": dict(shared, PINGPONG=True)}
 
 
-def sweep_variants(d):
+def sweep_variants(d, overrides=None):
     from tlx_alias.kernels import hopper_attention_ws as ws
-    base = ws.default_config(d)
+    base = dict(ws.default_config(d), **(overrides or {}))
     out = {"ws shared": base}
     if d == 128:
         out.update({"BN=64 st=4": dict(base, BLOCK_N=64, STAGES=4), "st=2": dict(base, STAGES=2),
                     "regs 232/40": dict(base, CONSUMER_REGS=232, PRODUCER_REGS=40),
-                    "no pingpong": dict(base, PINGPONG=False)})
+                    "pingpong": dict(base, PINGPONG=True)})
     elif d == 256:
         out.update({"BN=32 st=4": dict(base, BLOCK_N=32, STAGES=4), "st=1": dict(base, STAGES=1),
                     "unshared BN=32 st=2": dict(base, BLOCK_N=32, STAGES=2, epilogue="separate"),
-                    "no pingpong": dict(base, PINGPONG=False)})
+                    "pingpong": dict(base, PINGPONG=True)})
     else:
         out.update({"st=4": dict(base, STAGES=4), "st=2": dict(base, STAGES=2),
-                    "BN=64 st=8": dict(base, BLOCK_N=64, STAGES=8), "no pingpong": dict(base, PINGPONG=False)})
+                    "BN=64 st=8": dict(base, BLOCK_N=64, STAGES=8), "pingpong": dict(base, PINGPONG=True)})
     return out
 
 
@@ -159,11 +160,13 @@ def print_tables(table, rounds, sweep=False):
             cfg = ws_variants.get(label)
             extra = (f"  [BN={cfg['BLOCK_N']} stages={cfg['STAGES']} O={cfg['epilogue']} pingpong={cfg['PINGPONG']}"
                      f" regs={cfg['CONSUMER_REGS']}/{cfg['PRODUCER_REGS']}]") if cfg else ""
-            print(f"  {label:<22} {_cell(xs):>20}{extra}")
+            ours = cfg is not None or label == "hopper_attention"
+            vs = f"  {_ratio(xs, res.get('sdpa cudnn'))} x cuDNN" if sweep and ours else ""
+            print(f"  {label:<22} {_cell(xs):>20}{vs}{extra}")
     if sweep:
         return
     print("\nSummary (ratios of medians)")
-    head = ["case", "ws shared", "ws unshared", "ws unshared BN/2", "ws registers", "ws no pingpong",
+    head = ["case", "ws shared", "ws unshared", "ws unshared BN/2", "ws registers", "ws pingpong",
             "hopper_attention", "sdpa cudnn", "sdpa flash", "sdpa efficient", "shared/cudnn", "shared/best unshared",
             "shared/hopper_attention"]
     rows = []
@@ -186,7 +189,7 @@ def main(argv=None):
     p.add_argument("--dims", default="128,256,64")
     p.add_argument("--masks", default="full,causal")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key of ws shared's config")
-    p.add_argument("--sweep", action="store_true", help="time knob variants of ws shared instead of the baselines")
+    p.add_argument("--sweep", action="store_true", help="time knob variants of ws shared instead of its unshared ones")
     p.add_argument("--quick", action="store_true", help="2 rounds of 10 reps")
     args = p.parse_args(argv)
     if args.quick:
@@ -205,8 +208,8 @@ def main(argv=None):
     table = []
     for d in [int(x) for x in args.dims.split(",")]:
         for causal in [m == "causal" for m in args.masks.split(",")]:
-            ws_variants = sweep_variants(d) if args.sweep else variants(d, overrides)
-            res = run_case(d, causal, args.rounds, args.reps, ws_variants, baselines=not args.sweep)
+            ws_variants = sweep_variants(d, overrides) if args.sweep else variants(d, overrides)
+            res = run_case(d, causal, args.rounds, args.reps, ws_variants)
             table.append((d, causal, res, ws_variants))
 
     print_tables(table, args.rounds, args.sweep)

@@ -24,7 +24,9 @@ The turn is a pair of mbarriers (Gluon has no named barriers): consumer g waits 
 turn[1-g] once its two wgmmas are issued, so the tensor cores see S0(j) PV0(j-1) | S1(j) PV1(j-1) | S0(j+1) ...
 and each consumer's softmax runs while the other's wgmmas do. Turn k of consumer g waits for phase k of turn[g]
 (parity k & 1); consumer 0's turn 0 is pre-paid by one arrival at init. The turns only order wgmma issue; no
-memory safety depends on them (PINGPONG=False builds the kernel without them, for the benchmark).
+memory safety depends on them. They are off by default (PINGPONG=False: the consumers issue their wgmmas
+whenever they are ready): in Gluon 3.6 the hand-off through mbarriers costs more than the overlap it buys
+(1-5% slower in every case measured on the H100 and H200, README); PINGPONG=True builds them.
 
 ptxas: the wait that retires P(j-1) V(j-1) is hoisted by ptxas above straight-line code before it (to just
 after the first row max: no overlap of the softmax with P V). The release of K(j) sits behind a branch that is
@@ -390,7 +392,7 @@ def default_config(head_dim: int) -> dict:
     EPILOGUES), PINGPONG (the turn barriers), CONSUMER_REGS (consumer 1; consumer 0 gets 504 - CONSUMER_REGS -
     PRODUCER_REGS), PRODUCER_REGS."""
     return {"BLOCK_N": 64 if head_dim == 256 else 128, "STAGES": {64: 6, 128: 3, 256: 2}.get(head_dim, 2),
-            "epilogue": "shared", "PINGPONG": True, "CONSUMER_REGS": 240, "PRODUCER_REGS": 24}
+            "epilogue": "shared", "PINGPONG": False, "CONSUMER_REGS": 240, "PRODUCER_REGS": 24}
 
 
 def smem_plan(head_dim=128, stages=None, epilogue="shared", BLOCK_N=None, elem_bytes=2) -> dict:
@@ -486,7 +488,7 @@ def _layouts(dtype, head_dim, BLOCK_N):
 
 
 def compile_attention(dtype=gl.bfloat16, head_dim=128, causal=False, epilogue="shared", stages=None, BLOCK_N=None,
-                      pingpong=True, consumer_regs=240, producer_regs=24, target=HOPPER):
+                      pingpong=False, consumer_regs=240, producer_regs=24, target=HOPPER):
     """Compile attention_ws_kernel for `target` on this machine (no GPU). Returns `_common.Compiled`; raises
     TlxAliasError ("shared memory over capacity") for a spec that does not fit."""
     cfg = default_config(head_dim)
