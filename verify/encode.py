@@ -541,9 +541,9 @@ class Encoder:
             if init_t is None or next_t is None:
                 continue
             # upper bounds from the constants of the value's own update (a ring counter's STAGES, a phase's 2)
-            consts = {1} | self._constants_under(y, body)
+            bounds = {1, 2} | self._constants_under(y, body)
             cands.append(_Candidate(x, r, init_t, next_t, None, self.ctx))
-            for b in sorted({b for c in consts if c > 0 for b in (c, c + 1)}):   # t < c, t <= c (= t < c + 1)
+            for b in sorted(bounds):
                 cands.append(_Candidate(x, r, init_t, next_t, b, self.ctx))
         # Houdini: the largest set of candidates one iteration preserves (assuming all of them), first over all
         # candidates (what holds whenever the entry values satisfy them: the premise an enclosing loop's
@@ -631,11 +631,11 @@ class Encoder:
             live = kept
         return live
 
-    def _constants_under(self, v, body, depth=0, bounding=True):
-        """Integer constants in the expression tree of v (inside the loop body) that can bound it, for
-        invariant candidates: a modulus, a mask, a compared or selected value (a ring counter's STAGES, a
-        phase's 1), not an addend or a divisor (a step of 1, the 63 of a ceiling division), which would
-        only lengthen Houdini's search."""
+    def _constants_under(self, v, body, depth=0, bounding="le"):
+        """Upper bounds b (candidates `t < b`) from the integer constants in the expression tree of v (inside the
+        loop body) that can bound it: a modulus c gives c; a mask, a compared or selected value c gives c and c + 1
+        (`t <= c`). Not an addend or a divisor (a step of 1, the 63 of a ceiling division), which would only
+        lengthen Houdini's search."""
         out = set()
         if depth > 12:
             return out
@@ -654,10 +654,11 @@ class Encoder:
         if op.name == "arith.constant":
             c = _const_int(self.val(v)) if self.is_int_type(v) and bounding else None
             if c is not None and 0 < c < (1 << 24):
-                out.add(c)
+                out |= {c} if bounding == "lt" else {c, c + 1}
             return out
         if op.name in INT_OPS or op.name in ("scf.if",):
-            inner = bounding if op.name in _TRANSPARENT else op.name in _BOUNDING
+            inner = (bounding if op.name in _TRANSPARENT else "lt" if op.name in ("arith.remsi", "arith.remui")
+                     else "le" if op.name in _BOUNDING else None)
             for a in op.operands:
                 out |= self._constants_under(a, body, depth + 1, inner)
             if op.name == "scf.if":
