@@ -84,7 +84,6 @@ class Query:
 
     def __init__(self, enc, rlimit=None, budget=None):
         self.enc = enc
-        self.solvers = enc.solvers()  # those the loop invariants were found with: facts already asserted
         self.rlimit = rlimit or RLIMIT_PROPERTY  # resource units, deterministic (unlike a timeout)
         self.budget = budget or RLIMIT_KERNEL    # all checks of the kernel: a proof never hangs a compile
         self.spent = 0
