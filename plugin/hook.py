@@ -46,7 +46,8 @@ and what the under-use hint needs after `llir` (`separations`, `tmem_columns`)."
 def lower(upstream_module, aliases, target=None):
     """The lowering the hook runs on `upstream_module`, in place (tests monkeypatch this attribute).
     Returns the pipeline's PassContext (its `separations` feed the under-use hint)."""
-    return pipeline.lower(upstream_module, aliases, target=target, exact_views=_triton.REINTERPRET_KEEPS_SIZE)
+    return pipeline.lower(upstream_module, aliases, target=target, exact_views=_triton.REINTERPRET_KEEPS_SIZE,
+                          row_windows=_triton.SUBSLICE_ANY_SHAPE)
 
 
 def prove(upstream_module, target, aliases):

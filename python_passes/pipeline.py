@@ -2,7 +2,7 @@
 
 Each pass object is added with `PassManager.add(callable, name=...)`. A pass that meets a user mistake
 raises TlxAliasError; the callable records it and signals failure, and `run` raises it again outside MLIR.
-Options (`target`, `exact_views`) go to the passes that declare them as fields.
+Options (`target`, `exact_views`, `row_windows`) go to the passes that declare them as fields.
 """
 
 from __future__ import annotations
@@ -60,9 +60,9 @@ def _as_pass(p, ctx):
     return python_pass
 
 
-def lower(module, aliases=None, target=None, exact_views: bool = False) -> PassContext:
+def lower(module, aliases=None, target=None, exact_views: bool = False, row_windows: bool = False) -> PassContext:
     """The plugin's entry: full lowering; warnings go to Python's warnings machinery."""
-    ctx = run(module, PIPELINE, aliases=aliases, target=target, exact_views=exact_views)
+    ctx = run(module, PIPELINE, aliases=aliases, target=target, exact_views=exact_views, row_windows=row_windows)
     for src, message in ctx.warnings:
         warn_at(src, message)
     return ctx

@@ -5,7 +5,12 @@ Precondition: tlx-buffer-offset has run. Per `tlx.storage_alias_spec`:
         alignment 1024 so 128-byte-swizzled views stay aligned;
   TMEM: `ttng.tmem_alloc` of 128 x COLUMNS x i32.
 Each `tlx.storage_alias_local_alloc` becomes `ttg.memdesc_reinterpret` of the backing allocation to
-[SLOTS, *shape] (SLOTS = total // buffer size), so every physical buffer position is addressable.
+[SLOTS, *shape] (SLOTS = total // buffer size), so every physical buffer position is addressable. In SMEM
+the view starts instead at the backing row holding its first buffer and ends after the row holding its last
+(a `ttg.memdesc_subslice` of rows, `base` in `tlx.view`) where those rows are whole buffers, with option
+`row_windows` (Triton 3.9, whose shared-memory analyses give a runtime index one exact footprint per slot of
+the view: a view over the whole spec made Membar and the proxy-fence pass about twice as slow as on separate
+allocations; 3.6-3.8 verify a subslice only on power-of-two shapes).
 Every `ttg.memdesc_index` reached from the view — directly or through scf.for / scf.if / scf.while
 values and ttg.warp_specialize captures, whose types are updated — gets its index rewritten to
   offset/b + (i // (K_1..K_m)) * T/b + sum_l ((i // K_{l+1}..K_m) % K_l) * U_l/b      (b = buffer size)
@@ -14,7 +19,7 @@ with constant indices folded. The spec op is erased. Any other use of a multi-bu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tlx_alias import layout, targets, ttg
 from tlx_alias.memdesc import TMEM, with_leading
@@ -32,9 +37,15 @@ SMEM_ALIGNMENT = targets.SMEM_ALLOC_ALIGNMENT
 _VIEW_KEYS = ("buffer_offset", "buffer_stride", "group_sizes", "group_strides")
 
 
+def backing_rows(total: int) -> tuple:
+    """(G, P): P the largest power of two dividing total."""
+    p = total & -total
+    return total // p, p
+
+
 def backing_type(storage: str, total: int) -> str:
     """[G, P] bytes (SMEM) or [G, 128, P] 32-bit columns (TMEM), P the largest power of two dividing total."""
-    p = total & -total
+    _, p = backing_rows(total)
     if storage == "tmem":
         return (f"!ttg.memdesc<{total // p}x128x{p}xi32, #ttng.tensor_memory_encoding<blockM = 128, "
                 f"blockN = {p}, colStride = 1>, #ttng.tensor_memory, mutable>")
@@ -45,6 +56,7 @@ def backing_type(storage: str, total: int) -> str:
 class StorageAliasAllocation(ModulePass):
     name = NAME
     exact_views: bool = False      # Triton 3.8: every view must cover its whole backing
+    row_windows: bool = False      # Triton 3.9: SMEM views start at their first buffer's row (see above)
 
     def apply(self, module, ctx: PassContext) -> None:
         for spec in specs(module, ctx):
@@ -54,13 +66,13 @@ class StorageAliasAllocation(ModulePass):
             dead = [leaf.ref for leaf in spec.members if "tlx.dead" in leaf.ref.attributes]
             live = [leaf.ref for leaf in spec.members if "tlx.dead" not in leaf.ref.attributes]
             if live:
-                _materialize(spec.op, live, ctx, self.exact_views)
+                _materialize(spec.op, live, ctx, self.exact_views, self.row_windows)
             for op in dead:   # kept its place in the layout; nothing uses it
                 op.erase()
             spec.op.erase()
 
 
-def _materialize(spec, allocs, ctx, exact_views):
+def _materialize(spec, allocs, ctx, exact_views, row_windows):
     storage = str_attr(spec, "storage")
     total = int_attr(spec, "buffer_size")
     if total is None:
@@ -74,10 +86,10 @@ def _materialize(spec, allocs, ctx, exact_views):
     if storage == "smem":
         set_int(backing, "alignment", SMEM_ALIGNMENT, bits=32)
     for alloc in allocs:
-        _replace_with_view(alloc, backing, total, ctx, exact_views)
+        _replace_with_view(alloc, backing, total, ctx, exact_views, row_windows)
 
 
-def _replace_with_view(alloc, backing, total, ctx, exact_views):
+def _replace_with_view(alloc, backing, total, ctx, exact_views, row_windows):
     desc = memdesc_of(alloc.result, ctx.aliases)
     b = desc.buffer_units
     if not all(k in alloc.attributes for k in _VIEW_KEYS):
@@ -88,9 +100,13 @@ def _replace_with_view(alloc, backing, total, ctx, exact_views):
     if exact_views and slots * b != total:  # tlx-size-definition pads for this: a pass-order bug
         fail(alloc, NAME, f"buffer '{display_name(alloc)}' ({b} {unit_of(desc)}) does not tile its spec's {total}",
              "run tlx-size-definition with the same exact_views option first")
+    where = layout.ViewLayout(offset, stride, b, desc.shape[0], tuple(radices), tuple(strides))
+    source = backing.result
+    if row_windows and desc.space != TMEM:
+        source, where, slots = _window(backing, where, total, slots, alloc)
     view_type = ir.Type.parse(with_leading(desc.text, slots))
     view = ir.Operation.create("ttg.memdesc_reinterpret", results=[view_type],
-                               operands=[backing.result], loc=alloc.location, ip=ir.InsertionPoint(alloc))
+                               operands=[source], loc=alloc.location, ip=ir.InsertionPoint(alloc))
     for key in ("tlx.alloc", "tlx.src", "tlx.name", "tlx.spec", "tlx.no_reuse_tree"):  # what the verifier reads
         if key in alloc.attributes:
             view.attributes[key] = alloc.attributes[key]
@@ -98,11 +114,28 @@ def _replace_with_view(alloc, backing, total, ctx, exact_views):
     for key in ("tlx.overlap", "tlx.overlap_src"):  # the reuse tree, for the verifier's P4
         if key in spec.attributes:
             view.attributes[key] = spec.attributes[key]
-    where = layout.ViewLayout(offset, stride, b, desc.shape[0], tuple(radices), tuple(strides))
     set_str(view, "tlx.view", where.text())
     alloc.result.replace_all_uses_with(view.result)
     alloc.erase()
     _retype_and_rewrite(view.result, where, alloc_src=src_of(view))
+
+
+def _window(backing, where, total, slots, alloc):
+    """(source, layout, slots) of an SMEM view: the backing rows from the one holding the view's first buffer
+    to the one holding its last, when they start at a buffer boundary and are whole buffers; otherwise the
+    whole backing, as before."""
+    rows, p = backing_rows(total)
+    first, end = where.span()
+    r0, r1 = first // p, -(-end // p)
+    base, units = r0 * p, (r1 - r0) * p
+    if (r0, r1) == (0, rows) or base % where.slot or units % where.slot:
+        return backing.result, where, slots
+    t = backing.result.type
+    window = ir.Operation.create(
+        "ttg.memdesc_subslice", results=[ir.Type.parse(with_leading(str(t), r1 - r0)[:-1] + f", {rows}x{p}>")],
+        operands=[backing.result], attributes={"offsets": ir.DenseI32ArrayAttr.get([r0, 0])},
+        loc=alloc.location, ip=ir.InsertionPoint(alloc))
+    return window.result, replace(where, base=base), units // where.slot
 
 
 def unit_of(desc) -> str:

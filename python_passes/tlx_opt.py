@@ -1,7 +1,7 @@
 """tlx-opt: run tlx-alias passes on generic-form MLIR, like mlir-opt.
 
   tlx-opt FILE.mlir [--pass NAME ...] [--split-input-file] [--verify-diagnostics] [--target cuda:100]
-          [--exact-views]
+          [--exact-views] [--row-windows]
 
 Without --pass the whole pipeline runs. With --verify-diagnostics, `// expected-error @+N {{text}}` and
 `// expected-warning ...` comments must match the diagnostics exactly (line and substring), as in mlir-opt.
@@ -48,14 +48,15 @@ def expectations(chunk: str, first_line: int):
     return out
 
 
-def process(chunk: str, first_line: int, path: str, passes, target, verify: bool, out, exact_views=False) -> bool:
+def process(chunk: str, first_line: int, path: str, passes, target, verify: bool, out, exact_views=False,
+            row_windows=False) -> bool:
     aliases = dict(_ALIAS_RE.findall(chunk))
     ctx = new_context()
     with ctx, ir.Location.unknown():
         module = ir.Module.parse("\n" * (first_line - 1) + chunk)
     diags, ok = [], True
     try:
-        result = run(module, passes, aliases=aliases, target=target, exact_views=exact_views)
+        result = run(module, passes, aliases=aliases, target=target, exact_views=exact_views, row_windows=row_windows)
         diags += [("warning", src, msg) for src, msg in result.warnings]
     except TlxAliasError as err:
         diags.append(("error", err.src, f"[{err.where}] {err.problem}. Fix: {err.fix}"))
@@ -110,6 +111,8 @@ def main(argv=None) -> int:
     ap.add_argument("--target", default=None, help="e.g. cuda:90 (sets the SMEM limit)")
     ap.add_argument("--exact-views", action="store_true",
                     help="lower as for Triton 3.8, whose reinterpret keeps the size: pad specs so every view tiles")
+    ap.add_argument("--row-windows", action="store_true",
+                    help="lower as for Triton 3.9: each SMEM view starts at the backing row of its first buffer")
     args = ap.parse_args(argv)
     try:
         if args.file == "-":
@@ -131,7 +134,7 @@ def main(argv=None) -> int:
             sys.stdout.write("// -----\n")
         try:
             ok &= process(chunk, first, args.file, passes, args.target, args.verify_diagnostics, sys.stdout,
-                          args.exact_views)
+                          args.exact_views, args.row_windows)
         except ir.MLIRError as err:
             print(f"{args.file}: error: cannot parse input: {err}", file=sys.stderr)
             return 2

@@ -15,7 +15,9 @@ Compiler side:
   file that is removed at once;
 - what the lowering may emit: an SMEM backing allocation is `[G, P] x i8` with a rank-1 shared layout, so
   dim 0 is a pipelining dimension any size may take and P is a power of two (3.8 aborts, 3.9 rejects other
-  non-power-of-two shapes); `memdesc_reinterpret` keeps the exact size on 3.8 (REINTERPRET_KEEPS_SIZE).
+  non-power-of-two shapes); `memdesc_reinterpret` keeps the exact size on 3.8 (REINTERPRET_KEEPS_SIZE); a
+  `memdesc_subslice` of rows of that backing verifies on 3.9 only (3.6-3.8 abort unless G is a power of two:
+  SUBSLICE_ANY_SHAPE), which is also the release whose Membar needs it (exact per-slot footprints).
 
 Gluon side (the frontend and kernels call these instead of the renamed builtins): `barrier`, `tma_load`,
 `tma_store`, `tmem_reg_layout`, `reinterpret`, `tmem_layout`.
@@ -45,6 +47,7 @@ if not SUPPORTED[0] <= VERSION[:2] <= SUPPORTED[1]:
 
 HOOK_KEYS_CACHE = VERSION >= (3, 7, 0)          # the hook answers `()` with the cache key of its pipeline
 REINTERPRET_KEEPS_SIZE = VERSION[:2] == (3, 8)   # memdesc_reinterpret must keep the allocation's byte size
+SUBSLICE_ANY_SHAPE = VERSION >= (3, 9, 0)        # memdesc_subslice of a [G, P] backing verifies for any G
 
 STAGE = "ttgir"            # the plugin runs right after this stage (before `llir` assigns offsets)
 CAPACITY_STAGE = "llir"    # after it, metadata has "shared" and "tmem_size" (every buffer placed)

@@ -180,6 +180,10 @@ class ViewLayout:
 
     Written on each view as `tlx.view = "offset=..,stride=..,group=K,num=N,slot=..,radices=[..],strides=[..]"`
     (`text`/`parse`): the lowering writes it, the verifier, the mutation harness and the demo read it.
+    `base`: where the IR's view starts (units into the spec, a multiple of the slot; ",base=.." in the text
+    when not 0). A view that starts at its first buffer instead of the spec's start spans only its own
+    buffers, which keeps Triton 3.9's exact shared-memory analyses (one footprint per possible index) small.
+    Offsets and strides stay spec-relative; `slot_of` counts slots from the view's start.
     """
     offset: int
     stride: int
@@ -188,6 +192,7 @@ class ViewLayout:
     radices: tuple = ()        # K_1..K_m, outermost first
     strides: tuple = ()        # U_1..U_m
     group: int = None          # K: the product of the radices, unless read from IR that says otherwise
+    base: int = 0              # where the IR's view starts (units into the spec)
 
     def __post_init__(self):
         if self.group is None:
@@ -202,14 +207,20 @@ class ViewLayout:
         radices, strides = (tuple(int(x) for x in re.findall(r"-?\d+", kv.get(k, ""))) for k in ("radices", "strides"))
         if "radices" not in kv and group > 1:
             radices, strides = (group,), (slot,)
-        return ViewLayout(offset, stride, slot, num, radices, strides, group)
+        return ViewLayout(offset, stride, slot, num, radices, strides, group, int(kv.get("base", 0)))
 
     def text(self) -> str:
         return (f"offset={self.offset},stride={self.stride},group={self.group},num={self.num},slot={self.slot},"
-                f"radices={list(self.radices)},strides={list(self.strides)}")
+                f"radices={list(self.radices)},strides={list(self.strides)}"
+                + (f",base={self.base}" if self.base else ""))
+
+    def span(self) -> tuple:
+        """[first, end) units of the spec that the view's buffers cover."""
+        starts = [self.address(i) for i in range(self.num)]
+        return min(starts), max(starts) + self.slot
 
     def slot_of(self, i, ops=None):
-        """The view slot buffer i lands in: base + (i // K) * scale + sum of digits (in slots).
+        """The view slot buffer i lands in: (offset - base) + (i // K) * stride + sum of digits (in slots).
 
         `ops` gives the arithmetic: Python ints by default; the verifier passes Z3's, the lowering a builder
         of `arith` ops, so the three can never disagree.
@@ -224,10 +235,11 @@ class ViewLayout:
             out = ops.add(out, ops.mul(ops.rem(rest, ops.const(k)), ops.const(u // b)))
             if n + 1 < len(digits):
                 rest = ops.div(rest, ops.const(k))
-        return ops.add(out, ops.const(self.offset // b))
+        return ops.add(out, ops.const((self.offset - self.base) // b))
 
     def address(self, i: int) -> int:
-        return self.slot_of(i) * self.slot
+        """Units into the spec where buffer i starts."""
+        return self.base + self.slot_of(i) * self.slot
 
 
 class IntOps:

@@ -655,6 +655,7 @@ def _shifted(b, op, src: Ref, md, off):
     if src.site is None:
         view = b._view(src.view.alloc, op, md, src.view.offset + off, src.view.exact, "slice",
                        whole=src.view.whole_extent)
+        view.backing = src.view.backing   # rows of a spec's backing (a row window): still no user's view
         return [Ref(view, None, 0, md, md.size)]
     return [b._sub(src, op, md, src.rel + off, md.size)]
 
@@ -701,7 +702,9 @@ def _slow_to_fast(md) -> list | None:
     m = re.search(r"order\s*=\s*\[([\d,\s]*)\]", md.encoding)
     if not m:
         return lead + [None]
-    order = [int(x) for x in m.group(1).split(",")]          # fastest first, over the last two dims
+    order = [int(x) for x in m.group(1).split(",")]          # fastest first, over the encoding's dims
+    if len(order) == 1 and rank == 2:   # a rank-1 layout under a pipelining dim 0 (a spec's [G, P] backing)
+        return [0, 1]
     return lead + [rank - 2 + d for d in reversed(order[-2:])] if len(order) >= 2 else lead + [None]
 
 

@@ -327,6 +327,9 @@ def _tlx_consistency(v, unit) -> list:
     if (t.slot <= 0 or t.group <= 0 or (stride_used and t.stride % t.slot) or t.offset % t.slot
             or any(u % t.slot for u in t.strides)):
         bad.append(f"offset {t.offset} and stride {t.stride} must be multiples of slot {t.slot}")
+    if t.base % t.slot or t.base != v.offset:
+        bad.append(f"tlx.view base={t.base} but the view starts {v.offset} {unit} into {v.alloc.name} "
+                   f"(the base must be where it starts, a multiple of slot {t.slot})")
     return bad
 
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 from tlx_alias import ttg
 
-from .encode import _attr_int, _attr_str, loc_info
+from .encode import _attr_int, _attr_ints, _attr_str, loc_info
 from .execute import EVAL, Bindings, _op, _width, constant_value
 
 RUNS = (256, 384, 7)         # every integer kernel argument takes this value, one run each (7: odd ring residues)
@@ -107,6 +107,7 @@ class Foot:
     hi: int
     tenant: str                      # key of the view the bytes are accessed through
     label: str                       # its name for people
+    exact: bool = True               # False: somewhere inside [lo, hi) (a slice whose bytes are not followed)
 
 
 @dataclass(eq=False)
@@ -526,9 +527,14 @@ class Sim(Bindings):
             tenant, label = self.once(op, "tenant", lambda op: (
                 _attr_str(op, "tlx.alloc") or f"reinterpret@{hash(op)}",
                 self.where(op)[0] or _attr_str(op, "tlx.name") or f"reinterpret at {self.src(op)}"))
-            self.env[op.results[0]] = Foot(src.alloc, src.lo, src.lo + md.size, tenant, label)
+            # from an inexact source the new view starts somewhere in [lo, hi): cover every such start
+            hi = src.lo + md.size if src.exact else src.hi + md.size
+            self.env[op.results[0]] = Foot(src.alloc, src.lo, hi, tenant, label, src.exact)
             return
         if name == "ttg.memdesc_index":
+            if not src.exact:
+                self.env[op.results[0]] = src
+                return
             i = self.val(op.operands[1], op)
             smd = self.k_md(op.operands[0])
             lo = src.lo + i * smd.buffer_units
@@ -536,15 +542,20 @@ class Sim(Bindings):
             return
         if name == "ttng.tmem_subslice":
             off = self.once(op, "columns", self._subslice_columns)
-            lo = src.lo + off if off is not None else src.lo
-            hi = lo + md.size if off is not None else src.hi
-            self.env[op.results[0]] = Foot(src.alloc, lo, hi, src.tenant, src.label)
+            if off is None or not src.exact:
+                self.env[op.results[0]] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, False)
+            else:
+                self.env[op.results[0]] = Foot(src.alloc, src.lo + off, src.lo + off + md.size, src.tenant, src.label)
             return
         if name == "ttg.memdesc_subslice":
-            # the slice lies inside its source; its exact bytes are not needed for an over-approximation
-            self.env[op.results[0]] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label)
+            offs, smd = _attr_ints(op, "offsets") or [], self.k_md(op.operands[0])
+            if src.exact and offs and not any(offs[1:]) and list(md.shape[1:]) == list(smd.shape[1:]):
+                lo = src.lo + offs[0] * smd.buffer_units      # whole entries of dim 0: contiguous bytes
+                self.env[op.results[0]] = Foot(src.alloc, lo, lo + md.size, src.tenant, src.label)
+            else:   # inside its source; which bytes exactly is not followed (an over-approximation)
+                self.env[op.results[0]] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, False)
             return
-        self.env[op.results[0]] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label)   # trans / reshape
+        self.env[op.results[0]] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, src.exact)   # trans / reshape
 
     def _subslice_columns(self, op):
         """First column of a TMEM subslice within its source, or None where the op does not say."""

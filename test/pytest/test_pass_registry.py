@@ -37,3 +37,15 @@ def test_seed_formula_differs_from_the_layout_it_must_produce(k):
     scale = T // b // k     # "bytesBetweenBufferGroups divided by group_size"
     seed = [scale * j + (j % k) for j in range(2 * k)]
     assert seed != want and want == sorted(want)
+
+
+def test_a_view_base_moves_the_slots_not_the_addresses():
+    """A row-window view (base > 0) counts slots from its window; every buffer stays where the layout puts it,
+    and the text round-trips (no `base` written for a view that starts at the spec's start)."""
+    whole = ViewLayout(131072, 196608, 16384, 4, (4,), (16384,))
+    window = ViewLayout(131072, 196608, 16384, 4, (4,), (16384,), base=131072)
+    assert [window.address(i) for i in range(4)] == [whole.address(i) for i in range(4)]
+    assert [window.slot_of(i) for i in range(4)] == [0, 1, 2, 3]
+    assert [whole.slot_of(i) for i in range(4)] == [8, 9, 10, 11]
+    assert window.span() == whole.span() == (131072, 196608)
+    assert ViewLayout.parse(window.text()) == window and "base" not in whole.text()

@@ -156,18 +156,25 @@ class Lowered:
         self.text = text
         self.lines = text.splitlines()
         self.backings, self.views, self._by_line = {}, {}, {}
+        windows, self.windows = {}, []   # (line, backing, the row after the window)
         for n, line in enumerate(self.lines):
             m = re.match(rf"\s*({NAME}) = (ttg\.local_alloc|ttng\.tmem_alloc) .*tlx\.backing", line)
             if m:
                 dims, elem = _MEMDESC.search(line.split("->")[-1]).groups()
                 self.backings[m.group(1)] = Backing(n, m.group(1), "tmem" if "tmem" in m.group(2) else "smem",
                                                     [int(d) for d in dims.rstrip("x").split("x")], elem)
+            m = re.match(rf"\s*({NAME}) = ttg\.memdesc_subslice ({NAME})\[(\d+)", line)
+            if m:   # a row window of a backing (Triton 3.9): the view on it starts at its tlx.view's base
+                windows[m.group(1)] = m.group(2)
+                rows = int(_MEMDESC.search(line.split(" -> ")[-1]).group(1).split("x")[0])
+                self.windows.append((n, m.group(2), int(m.group(3)) + rows))
             m = re.match(rf"\s*{NAME} = ttg\.memdesc_reinterpret ({NAME}) ", line)
             if m and "tlx.view" in line:
                 view_text = _attr(line, "tlx.view")
                 dim0 = int(_MEMDESC.search(line.split(" -> ")[-1]).group(1).split("x")[0])
                 v = View(n, _attr(line, "tlx.alloc"), _attr(line, "tlx.name") or _attr(line, "tlx.alloc"),
-                         m.group(1), view_text, ViewLayout.parse(view_text), dim0, _attr(line, "tlx.overlap"))
+                         windows.get(m.group(1), m.group(1)), view_text, ViewLayout.parse(view_text), dim0,
+                         _attr(line, "tlx.overlap"))
                 self.views[v.alloc] = self._by_line[n] = v
         self.sites = []
         for n, line in enumerate(self.lines):
@@ -300,7 +307,7 @@ def oracle(spec: Lowered, impl: Lowered) -> list:
         if len(slots) > 1:
             problems.append(f"{v.name}[{i}] addressed at slots {sorted(slots)} by different uses")
         for s in sorted(slots):
-            if not 0 <= s < v.dim0 or (s + 1) * unit > size:
+            if not 0 <= s < v.dim0 or v.layout.base + (s + 1) * unit > size:
                 problems.append(f"{v.name}[{i}] at slot {s}: outside the view's {v.dim0} slots or the {size}-unit "
                                 "allocation")
     cells = sorted((a, i, s) for (a, i), slots in foot.items() for s in slots)
@@ -313,9 +320,10 @@ def oracle(spec: Lowered, impl: Lowered) -> list:
             if not spec.must_be_disjoint(a, i, b, j, paths[back]):
                 continue
             ua, ub = spec.views[a].layout.slot, spec.views[b].layout.slot
-            if s * ua < (t + 1) * ub and t * ub < (s + 1) * ua:
-                problems.append(f"{spec.views[a].name}[{i}] [{s * ua}, {(s + 1) * ua}) overlaps "
-                                f"{spec.views[b].name}[{j}] [{t * ub}, {(t + 1) * ub})")
+            sa, sb = spec.views[a].layout.base + s * ua, spec.views[b].layout.base + t * ub   # bytes
+            if sa < sb + ub and sb < sa + ua:
+                problems.append(f"{spec.views[a].name}[{i}] [{sa}, {sa + ua}) overlaps "
+                                f"{spec.views[b].name}[{j}] [{sb}, {sb + ub})")
     return problems
 
 
@@ -367,7 +375,7 @@ class Edit:
         else:
             x = bin_("addi", x, const(plus)) if plus else x
             t = bin_("addi", bin_("muli", bin_("divsi", x, const(layout.group)), const(layout.stride // layout.slot)),
-                     const(layout.offset // layout.slot))
+                     const((layout.offset - layout.base) // layout.slot))
             rest = x
             for k, u in reversed(list(zip(layout.radices, layout.strides))):
                 t = bin_("addi", t, bin_("muli", bin_("remsi", rest, const(k)), const(u // layout.slot)))
@@ -438,9 +446,9 @@ def swap_group_type(low):
             for a in _leaf_ids(node):
                 lay = low.views[a].layout
                 k = math.prod(g for _, _, g in paths[a])
-                slots = [lay.slot_of(i) for i in range(min(k, lay.num))]
-                lo.append(min(slots) * lay.slot)
-                hi.append((max(slots) + 1) * lay.slot)
+                starts = [lay.address(i) for i in range(min(k, lay.num))]
+                lo.append(min(starts))
+                hi.append(max(starts) + lay.slot)
             return min(lo), max(hi)
         for path, node in _groups(tree):
             kids = node.get("children", [])
@@ -492,12 +500,18 @@ def shrink_allocation(low):
         if b.dims[0] == 1:  # [1, P]: no row of P bytes to drop
             continue
         dims = [b.dims[0] - 1] + b.dims[1:]
+        if any(back == b.var and end > dims[0] for _, back, end in low.windows):
+            continue   # a row window past the new end: Triton's subslice verifier rejects it first
         old, new = "x".join(map(str, b.dims)) + "x" + b.elem, "x".join(map(str, dims)) + "x" + b.elem
         e = Edit(low)
         e.set(b.line, e.line(b.line).replace(f"<{old},", f"<{new},", 1))
         for v in low.views.values():
             if v.backing == b.var:
                 e.set(v.line, e.line(v.line).replace(f"<{old},", f"<{new},", 1))
+        for n, back, _ in low.windows:   # the window's source type and its allocation shape
+            if back == b.var:
+                shape = "x".join(map(str, b.dims))
+                e.set(n, e.line(n).replace(f"<{old},", f"<{new},").replace(f", {shape}>", f", {'x'.join(map(str, dims))}>"))
         yield f"{b.var} {old} -> {new}", e
 
 

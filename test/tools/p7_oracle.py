@@ -31,7 +31,8 @@ A hazard is "cross-view" when the two accesses go through different views (the a
 Shared with P7 (on purpose; not the judgment): Triton's parser and the bridge to the upstream bindings
 (`verify.source.load_triton`), memdesc sizes (`tlx_alias.memdesc`, proven by P1-P6's tests),
 `tlx_alias.ttg` (where warp_specialize keeps its captures), and the modelling choices any reading of the
-ISA needs: warps of one partition are one thread, `memdesc_subslice` covers its whole source, the phase and
+ISA needs: warps of one partition are one thread, a `memdesc_subslice` of whole dim-0 entries covers those
+entries (a spec's row window) and any other covers its whole source, the phase and
 parity rule of mbarriers. Not shared: the interpreter, the event model, the search (P7 runs one schedule
 with vector clocks; this runs all of them and looks at what is in flight).
 """
@@ -427,8 +428,22 @@ class Unroll:
                 n = _int_attr(op, "offset")
             lo = src.lo + int(n * self.md(op.operands[0]).cols_per_element())
             self.env[op.results[0]] = Foot(src.alloc, lo, lo + md.size, src.view, src.name)
-        else:                                           # subslice (whole source), trans, reshape
+        elif name == "ttg.memdesc_subslice" and _dim0_rows(op, self.md(op.operands[0]), md) is not None:
+            lo = src.lo + _dim0_rows(op, self.md(op.operands[0]), md) * self.md(op.operands[0]).buffer_units
+            self.env[op.results[0]] = Foot(src.alloc, lo, lo + md.size, src.view, src.name)
+        else:                                           # other subslices (whole source), trans, reshape
             self.env[op.results[0]] = src
+
+
+def _dim0_rows(op, smd, md):
+    """The first dim-0 entry of a subslice that cuts only dim 0 (whole entries: contiguous), else None."""
+    try:
+        offs = [int(x) for x in re.findall(r"-?\d+", str(op.attributes["offsets"]).split(":", 1)[-1])]
+    except KeyError:
+        return None
+    if offs and not any(offs[1:]) and list(md.shape[1:]) == list(smd.shape[1:]):
+        return offs[0]
+    return None
 
 
 def _name(v) -> str:
