@@ -6,7 +6,7 @@ VENV   ?= .venv-triton$(TRITON)
 BIN    := $(VENV)/bin
 VERSIONS ?= 3.6.0 3.7.1 3.8.0 3.9.0
 
-.PHONY: setup demo test lit pytest matrix clean gpu-wheels
+.PHONY: setup demo test lit pytest matrix clean gpu-wheels gpu-triton
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,15 @@ gpu-wheels: setup
 	$(BIN)/python -m build -q --wheel --outdir .gpu-wheels .
 	$(BIN)/pip download -q -d .gpu-wheels --only-binary=:all: --python-version 3.12 \
 	  --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 z3-solver pytest hypothesis
+
+# Triton 3.9.0 for the GPU machines (they have 3.6.0 and no package index): the cp312 wheel, 286 MB, in
+# 55 MiB parts, one carry path each (a call carries 64 MiB with the checkout); scripts/gpu_run.sh joins them (GPU_TRITON=3.9.0).
+gpu-triton: setup
+	rm -rf .gpu-triton && mkdir -p .gpu-triton/whl
+	$(BIN)/pip download -q -d .gpu-triton/whl --only-binary=:all: --no-deps --python-version 3.12 \
+	  --platform manylinux_2_28_x86_64 triton==3.9.0
+	cd .gpu-triton && for f in whl/*.whl; do split -b 55m -d "$$f" "part-"; basename "$$f" > name; done && rm -rf whl
+	cd .gpu-triton && for p in part-*; do mkdir "$$p.d" && mv "$$p" "$$p.d/"; done && ls -R
 
 clean:
 	rm -rf .venv-triton* build dist *.egg-info

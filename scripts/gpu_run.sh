@@ -22,12 +22,19 @@ cd "$(dirname "$0")/.."
 LOG=${OUT:-gpu-logs}
 mkdir -p "$LOG"
 STAGES=${*:-env tests sanitize bench}
-VENV=/tmp/tlx-gpu-venv
+# GPU_TRITON=3.9.0: the venv gets that Triton (before the machine's 3.6.0 on the path) from the wheel parts
+# `make gpu-triton` splits into .gpu-triton/ (carried over several calls: a warm machine keeps them)
+GPU_TRITON=${GPU_TRITON:-}
+VENV=/tmp/tlx-gpu-venv${GPU_TRITON:+-$GPU_TRITON}
 if [ ! -x "$VENV/bin/python" ]; then
   # python3 there is itself a venv (/opt/torch/.venv): its site-packages joins ours as a plain path entry
   { python3 -m venv "$VENV" &&
     python3 -c 'import site; print("\n".join(site.getsitepackages()))' \
       > "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/machine.pth" &&
+    if [ -n "$GPU_TRITON" ]; then
+      WHL=/tmp/$(cat .gpu-triton/name) && cat .gpu-triton/part-*.d/part-* > "$WHL" &&
+      "$VENV/bin/python" -m pip install -q --no-index --no-deps "$WHL" && rm -f "$WHL"
+    fi &&
     "$VENV/bin/python" -m pip install -q --no-index --no-deps .gpu-wheels/*.whl; } > "$LOG/deps.txt" 2>&1 \
     || echo "venv / wheel install failed (see deps.txt)"
 fi
@@ -38,7 +45,7 @@ if [ "$(cat "$VENV/.tlx-wheel" 2>/dev/null)" != "$WHEEL_SUM" ]; then
     >> "$LOG/deps.txt" 2>&1 && echo "$WHEEL_SUM" > "$VENV/.tlx-wheel"
 fi
 export PY="$VENV/bin/python -P"
-export TRITON_CACHE_DIR=/tmp/tlx-gpu-cache
+export TRITON_CACHE_DIR=/tmp/tlx-gpu-cache${GPU_TRITON:+-$GPU_TRITON}
 run() {  # run NAME CMD...: log to $LOG/NAME.txt, print its tail
   local name=$1; shift
   echo "=== $name: $*"
