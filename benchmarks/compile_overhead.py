@@ -84,7 +84,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5, help="compiles per column and kernel (default 5)")
     ap.add_argument("--only", nargs="*", help="kernel names to measure (default: all)")
+    ap.add_argument("--no-row-windows", action="store_true",
+                    help="lower as before row windows (every SMEM view from the spec's start; Triton 3.9's default "
+                         "is windows): what they save in Triton's later stages")
     args = ap.parse_args(argv)
+    if args.no_row_windows:
+        from tlx_alias import _triton
+        _triton.SUBSLICE_ANY_SHAPE = False   # read by hook.lower at each compile
     with tempfile.TemporaryDirectory(prefix="tlx_overhead_") as cache:   # Triton's cache, removed afterwards
         os.environ["TRITON_CACHE_DIR"] = cache
         _run(args)

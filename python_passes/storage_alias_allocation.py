@@ -247,13 +247,18 @@ def _unsupported(owner, alloc_src):
 
 def _rewrite_index(op, where):
     """Replace the user's buffer index by the view slot `where.slot_of` gives (constants folded, the user's
-    index kept as `tlx.logical_index` so the verifier can check the slot)."""
-    if where.offset == 0 and where.stride == where.slot and not where.radices:
-        return               # the identity layout: buffer i is slot i
+    index kept as `tlx.logical_index` so the verifier can check the slot); `d * i + c` where the slots of
+    the view's buffers are that progression (`ViewLayout.affine`: no division or modulo in the loop)."""
     index = op.operands[1]
     const = _constant_value(index)
+    affine = where.affine() if const is None else None
+    if affine == (1, 0):
+        return               # buffer i is slot i
     ops = _IndexOps(index.type, ir.InsertionPoint(op), op.location)
-    slot = where.slot_of(const if const is not None else index, ops)
+    if affine is not None:
+        slot = ops.add(ops.mul(index, affine[0]), affine[1])
+    else:
+        slot = where.slot_of(const if const is not None else index, ops)
     if isinstance(slot, int):
         slot = ops.materialize(slot)
         set_int(slot.owner, "tlx.logical_index", const)

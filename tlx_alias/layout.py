@@ -237,6 +237,16 @@ class ViewLayout:
                 rest = ops.div(rest, ops.const(k))
         return ops.add(out, ops.const((self.offset - self.base) // b))
 
+    def affine(self):
+        """(d, c) with slot_of(i) == d * i + c for every buffer i in [0, num), or None. The lowering emits this
+        form where it exists (a ring whose buffers all lie in one index group: i // K is 0 for every valid
+        i), and the verifier proves it equal to `slot_of` over [0, num) like any other rewrite."""
+        if self.num > 1 << 12:
+            return None
+        slots = [self.slot_of(i) for i in range(self.num)]
+        d = slots[1] - slots[0] if self.num > 1 else 1
+        return (d, slots[0]) if all(x == d * i + slots[0] for i, x in enumerate(slots)) else None
+
     def address(self, i: int) -> int:
         """Units into the spec where buffer i starts."""
         return self.base + self.slot_of(i) * self.slot

@@ -49,3 +49,15 @@ def test_a_view_base_moves_the_slots_not_the_addresses():
     assert [whole.slot_of(i) for i in range(4)] == [8, 9, 10, 11]
     assert window.span() == whole.span() == (131072, 196608)
     assert ViewLayout.parse(window.text()) == window and "base" not in whole.text()
+
+
+def test_a_ring_in_one_index_group_is_rewritten_without_division():
+    """A ring whose buffers all lie in index group 0 is the progression i + offset/slot (what the lowering
+    emits); one whose buffers step over groups or digits is not, and keeps the mixed-radix formula."""
+    ring = ViewLayout(131072, 196608, 16384, 4, (4,), (16384,))
+    assert ring.affine() == (1, 8)
+    assert ViewLayout(131072, 196608, 16384, 4, (4,), (16384,), base=131072).affine() == (1, 0)
+    strided = ViewLayout(64, 128, 1, 2)            # alpha of the seed's TMEM tree: one buffer per group
+    assert strided.affine() == (128, 64)
+    tiles = ViewLayout(0, 128, 32, 4, (2,), (32,))  # p: two sub-tiles per group, slots 0, 1, 4, 5
+    assert [tiles.slot_of(i) for i in range(4)] == [0, 1, 4, 5] and tiles.affine() is None
