@@ -545,24 +545,27 @@ class Encoder:
             cands.append(_Candidate(x, r, init_t, next_t, None, self.ctx))
             for b in sorted(bounds):
                 cands.append(_Candidate(x, r, init_t, next_t, b, self.ctx))
-        # Houdini: the largest set of candidates one iteration preserves (assuming all of them), first over all
-        # candidates (what holds whenever the entry values satisfy them: the premise an enclosing loop's
-        # invariant supplies), then over those of it that hold at entry (what holds from the start). The
-        # largest inductive subset of a set is unique and grows with the set, so the second search may start
-        # from the first one's result instead of from every candidate true at entry.
+        # Per group of counters whose updates read only each other (a ring index and its phase; `_groups`: each
+        # closed under "its update reads"), with a premise on that group alone: an enclosing loop can then use
+        # one counter's bounds without proving every other carried value's at entry. A group's candidates are
+        # inductive or not whatever the others do, so Houdini per group finds the whole set's result restricted
+        # to it, and the groups' facts together imply the whole set's: no search over all candidates at once.
+        groups = self._groups(ints, guard) if cands else []
+        for group in groups if len(groups) > 1 else [None]:
+            self._infer([c for c in cands if group is None or c.x in group], guard)
+
+    def _infer(self, cands, guard):
+        """Houdini: the largest set of candidates one iteration preserves (assuming all of them), first over all
+        candidates (what holds whenever the entry values satisfy them: the premise an enclosing loop's
+        invariant supplies), then over those of it that hold at entry (what holds from the start). The
+        largest inductive subset of a set is unique and grows with the set, so the second search may start
+        from the first one's result instead of from every candidate true at entry."""
         everywhere = self._houdini(cands, guard)
         at_entry = self._prune(everywhere, [], lambda c: c.at_entry)
         from_start = self._houdini(at_entry, guard) if len(at_entry) < len(everywhere) else everywhere
         if from_start is not everywhere:
             self._assume(from_start)
         self._assume_levels(everywhere, guard)
-        if everywhere:
-            # Per group of counters that only depend on each other (a ring index and its phase), the same with
-            # a premise on that group alone: an enclosing loop can then use one counter's bounds without
-            # proving every other carried value's at entry.
-            for group in self._groups(ints, guard):
-                if len(group) < len(ints):
-                    self._assume_levels(self._houdini([c for c in everywhere if c.x in group], guard), guard)
 
     def _assume_levels(self, live, guard):
         """Facts for `live` and for weaker premises: a tight bound that is inductive but need not hold at entry
