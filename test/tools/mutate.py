@@ -503,15 +503,14 @@ def shrink_allocation(low):
         if any(back == b.var and end > dims[0] for _, back, end in low.windows):
             continue   # a row window past the new end: Triton's subslice verifier rejects it first
         old, new = "x".join(map(str, b.dims)) + "x" + b.elem, "x".join(map(str, dims)) + "x" + b.elem
+        shape, new_shape = "x".join(map(str, b.dims)), "x".join(map(str, dims))
         e = Edit(low)
-        e.set(b.line, e.line(b.line).replace(f"<{old},", f"<{new},", 1))
-        for v in low.views.values():
-            if v.backing == b.var:
-                e.set(v.line, e.line(v.line).replace(f"<{old},", f"<{new},", 1))
-        for n, back, _ in low.windows:   # the window's source type and its allocation shape
-            if back == b.var:
-                shape = "x".join(map(str, b.dims))
-                e.set(n, e.line(n).replace(f"<{old},", f"<{new},").replace(f", {shape}>", f", {'x'.join(map(str, dims))}>"))
+        # the backing's type, and the allocation shape a window's type carries (on the window and on the
+        # reinterpret of it), wherever a line mentions them
+        lines = [b.line] + [v.line for v in low.views.values() if v.backing == b.var]
+        lines += [n for n, back, _ in low.windows if back == b.var]
+        for n in lines:
+            e.set(n, e.line(n).replace(f"<{old},", f"<{new},").replace(f", {shape}>", f", {new_shape}>"))
         yield f"{b.var} {old} -> {new}", e
 
 
