@@ -5,12 +5,13 @@ Precondition: tlx-buffer-offset has run. Per `tlx.storage_alias_spec`:
         alignment 1024 so 128-byte-swizzled views stay aligned;
   TMEM: `ttng.tmem_alloc` of 128 x COLUMNS x i32.
 Each `tlx.storage_alias_local_alloc` becomes `ttg.memdesc_reinterpret` of the backing allocation to
-[SLOTS, *shape] (SLOTS = total // buffer size), so every physical buffer position is addressable. In SMEM
-the view starts instead at the backing row holding its first buffer and ends after the row holding its last
-(a `ttg.memdesc_subslice` of rows, `base` in `tlx.view`) where those rows are whole buffers, with option
-`row_windows` (Triton 3.9, whose shared-memory analyses give a runtime index one exact footprint per slot of
-the view: a view over the whole spec made Membar and the proxy-fence pass about twice as slow as on separate
-allocations; 3.6-3.8 verify a subslice only on power-of-two shapes).
+[SLOTS, *shape] (SLOTS = total // buffer size), so every physical buffer position is addressable. With
+option `row_windows` (Triton 3.9, whose shared-memory analyses give a runtime index one exact footprint per
+slot of the view: a view over the whole spec made Membar and the proxy-fence pass about twice as slow as on
+separate allocations) an SMEM view starts instead at the backing row holding its first buffer and ends after
+the row holding its last, where those rows are whole buffers: a `ttg.memdesc_subslice` of rows (`base` in
+`tlx.view`), or from row 0 the backing itself reinterpreted to fewer slots (a subslice there would only add
+one more footprint for Triton to compute). 3.6-3.8 verify a subslice only on power-of-two shapes.
 Every `ttg.memdesc_index` reached from the view — directly or through scf.for / scf.if / scf.while
 values and ttg.warp_specialize captures, whose types are updated — gets its index rewritten to
   offset/b + (i // (K_1..K_m)) * T/b + sum_l ((i // K_{l+1}..K_m) % K_l) * U_l/b      (b = buffer size)
@@ -130,6 +131,8 @@ def _window(backing, where, total, slots, alloc):
     base, units = r0 * p, (r1 - r0) * p
     if (r0, r1) == (0, rows) or base % where.slot or units % where.slot:
         return backing.result, where, slots
+    if r0 == 0:  # a prefix: the backing itself, reinterpreted to fewer slots (a subslice would only add a footprint)
+        return backing.result, where, units // where.slot
     t = backing.result.type
     window = ir.Operation.create(
         "ttg.memdesc_subslice", results=[ir.Type.parse(with_leading(str(t), r1 - r0)[:-1] + f", {rows}x{p}>")],
