@@ -3,13 +3,15 @@
     python benchmarks/kernel_profile.py --case gemm8192|gemm_skinny|gemm2048|gemm4096|attn|attn_causal
                                         [--impl IMPL] [--set KEY=VALUE ...] [--warmup 3]
     python benchmarks/kernel_profile.py --sweep          # time the variants in SWEEP (correctness first)
-    python benchmarks/kernel_profile.py --ncu-all DIR    # run ncu over PROFILES, one text report each
+    python benchmarks/kernel_profile.py --ncu-all DIR [--profiles ws]   # ncu over PROFILES (WS_PROFILES),
+                                                                         # one text report each
     python benchmarks/kernel_profile.py --overhead       # host launch cost vs kernel time, short GEMMs
     python benchmarks/kernel_profile.py --ab             # GEMM variants vs torch, interleaved rounds
 
 IMPL: for the GEMM cases `shared` (128x256x64, 4 stages, C on the ring; the default), `noshare` (the best
 unshared configuration, 128x256x64 3 stages), `bk128` (128x256x128, 2 stages, shared) or `torch`
-(torch.matmul); for attention `shared` (O on Q, 3 K/V stages), `noshare` (2 stages), `cudnn` or `flash`
+(torch.matmul); for attention `shared` (O on Q, 3 K/V stages), `noshare` (2 stages), `ws`
+(kernels/hopper_attention_ws.py at its default configuration; the only one for D=256), `cudnn` or `flash`
 (SDPA backends). `--set` overrides a launch parameter (`group_m=1`, `num_warps=8`, `PIPELINE=0` ...).
 
 The warm-up launches run first; then exactly one launch runs between cudaProfilerStart/Stop, so
@@ -36,7 +38,8 @@ import time
 GEMM_CASES = {"gemm8192": (8192, 8192, 8192), "gemm_skinny": (512, 8192, 8192), "gemm2048": (8192, 8192, 2048),
               "gemm4096": (4096, 4096, 4096)}
 ATTN_CASES = {"attn": (4, 32, 8192, 128, False), "attn_causal": (4, 32, 8192, 128, True),
-              "attn_d64": (4, 32, 8192, 64, False), "attn_d64_causal": (4, 32, 8192, 64, True)}
+              "attn_d64": (4, 32, 8192, 64, False), "attn_d64_causal": (4, 32, 8192, 64, True),
+              "attn_d256": (4, 16, 8192, 256, False), "attn_d256_causal": (4, 16, 8192, 256, True)}
 GEMM_IMPLS = {"shared": dict(stages=4, share=True, BK=64), "noshare": dict(stages=3, share=False, BK=64),
               "bk128": dict(stages=2, share=True, BK=128)}
 ATTN_IMPLS = {"shared": dict(share=True, KV_STAGES=3), "noshare": dict(share=False, KV_STAGES=2)}
@@ -54,8 +57,12 @@ SWEEP = [
 PROFILES = [("gemm8192", "shared", {}), ("gemm8192", "noshare", {}), ("gemm8192", "torch", {}),
             ("gemm_skinny", "shared", {}), ("gemm_skinny", "noshare", {}), ("gemm_skinny", "torch", {}),
             ("attn", "shared", {}), ("attn", "shared", {"PIPELINE": 0}), ("attn", "cudnn", {})]
+# the warp-specialized attention against cuDNN where issue 14's goal is missed on the H100 (--profiles ws)
+WS_PROFILES = [(case, impl, {}) for case in ("attn", "attn_causal", "attn_d256", "attn_d256_causal")
+               for impl in ("ws", "cudnn")]
 SECTIONS = ["SpeedOfLight", "WarpStateStats", "MemoryWorkloadAnalysis", "Occupancy", "LaunchStats",
             "SchedulerStats"]
+STALL_METRICS = r"regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio"
 TENSOR_METRICS = ["sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
                   "sm__inst_executed_pipe_tensor_op_gmma.sum"]
 
@@ -108,6 +115,10 @@ def make_case(case, impl="shared", overrides=None):
 
             def check():
                 return True, 0.0
+        elif impl == "ws":
+            from tlx_alias.kernels import hopper_attention_ws as ws
+            launch = ws.make_launch(q, k, v, o, lse, causal, None, **overrides)
+            kernel = ws.attention_ws_kernel
         else:
             launch = ha.make_launch(q, k, v, o, lse, causal, None, **dict(ATTN_IMPLS[impl], **overrides))
             kernel = ha.hopper_attention_kernel
@@ -313,7 +324,7 @@ def find_ncu():
         iter(sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu"))), None)
 
 
-def ncu_all(outdir, warmup):
+def ncu_all(outdir, warmup, profiles=PROFILES):
     ncu = find_ncu()
     if ncu is None:
         print("profile: ncu not found")
@@ -323,12 +334,12 @@ def ncu_all(outdir, warmup):
     metrics = [m for m in TENSOR_METRICS if m.split(".")[0] in known]
     print(f"{ncu}; extra metrics: {metrics or 'none found'}", flush=True)
     rc = 0
-    for case, impl, overrides in PROFILES:
+    for case, impl, overrides in profiles:
         tag = "-".join([case, impl, *(f"{k}{v}" for k, v in overrides.items())])
-        cmd = [ncu, "--profile-from-start", "off", "--launch-count", "1" if impl in ("shared", "noshare", "bk128")
+        cmd = [ncu, "--profile-from-start", "off", "--launch-count", "1" if impl in ("shared", "noshare", "bk128", "ws")
                else "3", "--clock-control", "none", *sum((["--section", s] for s in SECTIONS), [])]
-        if metrics:
-            cmd += ["--metrics", ",".join(metrics)]
+        if metrics:   # with the stall breakdown per issued instruction (the cycles WarpStateStats sums up)
+            cmd += ["--metrics", ",".join(metrics + [STALL_METRICS])]
         cmd += [sys.executable, "benchmarks/kernel_profile.py", "--case", case, "--impl", impl,
                 "--warmup", str(warmup), *sum((["--set", f"{k}={v}"] for k, v in overrides.items()), [])]
         t0 = time.time()
@@ -353,13 +364,15 @@ def main(argv=None):
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--sweep", action="store_true", help="time the SWEEP variants instead")
     p.add_argument("--ncu-all", metavar="DIR", help="profile every PROFILES entry under ncu into DIR")
+    p.add_argument("--profiles", choices=["default", "ws"], default="default",
+                   help="what --ncu-all profiles: PROFILES (GEMM, hopper_attention) or WS_PROFILES")
     p.add_argument("--overhead", action="store_true", help="host launch cost vs kernel time of short GEMMs")
     p.add_argument("--ab", action="store_true", help="GEMM variants (sharing, prefetch) vs torch, interleaved rounds")
     args = p.parse_args(argv)
     if args.sweep:
         return sweep()
     if args.ncu_all:
-        return ncu_all(args.ncu_all, args.warmup)
+        return ncu_all(args.ncu_all, args.warmup, WS_PROFILES if args.profiles == "ws" else PROFILES)
     if args.overhead:
         return overhead()
     if args.ab:

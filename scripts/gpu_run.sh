@@ -8,6 +8,7 @@
 #                                     launches, the A/B table (= ws-smoke ws-tests ws-sanitize ws-bench, each
 #                                     also a stage of its own; each under a time limit, the rest skipped after
 #                                     one times out)
+#   bash scripts/gpu_run.sh ws-ncu    Nsight Compute reports of the ws attention and cuDNN (D=128/256, both masks)
 #   bash scripts/gpu_run.sh gemm-ws   the warp-specialized GEMM alone (< 6 min on an H100): small launches under a
 #                                     time limit (a hang stops here), its GPU tests, the interleaved A/B table
 #                                     against torch.matmul, its unshared variant and hopper_gemm (= gemm-ws-smoke
@@ -106,6 +107,10 @@ for stage in $EXPANDED; do
       done ;;
     ws-bench)
       ws_run ws-bench 330 $PY benchmarks/attention_ws_bench.py ;;
+    ws-ncu)
+      # Nsight Compute on one launch each of the ws attention and cuDNN at D=128 and D=256, both masks
+      # (kernel_profile.py WS_PROFILES): SpeedOfLight, warp states, stalls per issued instruction
+      ws_run ws-ncu 420 $PY benchmarks/kernel_profile.py --ncu-all "$LOG/ncu-ws" --profiles ws ;;
     gemm-ws-smoke)
       # both dtypes and variants, a few small shapes: a wrong result or a hang (the ring hand-off) shows here
       ws_run gemm-ws-smoke 90 $PY test/tools/gpu_smoke_gemm_ws.py ;;
