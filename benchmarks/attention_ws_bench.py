@@ -1,7 +1,7 @@
 """The warp-specialized Hopper attention against its baselines, interleaved A/B rounds (GPU; a table, not a test).
 
     python benchmarks/attention_ws_bench.py [--rounds 4] [--reps 20] [--dims 64,128,256] [--masks full,causal]
-                                            [--set KEY=VALUE ...] [--sweep] [--quick]
+                                            [--set KEY=VALUE ...] [--sweep] [--quick] [--only LABEL,LABEL]
 
 Per case (bf16, B=4, S=8192, H=32; H=16 at D=256; causal counts half the flops), in one run:
 
@@ -22,6 +22,8 @@ timed launches after warm-up, L2 flushed before each), in an order reversed ever
 power drift hit all alike (the method of `kernel_profile.py --ab`). The table prints the median TFLOP/s over the
 rounds with the range, the ratio of ws shared to cuDNN, to the best unshared ws variant (either unshared or
 registers) and to hopper_attention.
+
+`--only 'ws shared,sdpa cudnn'` times just those (a two-way A/B: fewer kernels between two launches of one).
 
 `--sweep` times knob variants of ws shared (with `--set` applied) against it and the baselines (BLOCK_N,
 STAGES, register split, no ping-pong) instead of the unshared variants.
@@ -89,8 +91,9 @@ def sweep_variants(d, overrides=None):
     return out
 
 
-def run_case(d, causal, rounds, reps, ws_variants, baselines=True):
-    """[(label, [TFLOP/s per round])] for one (head dim, mask); None where a variant does not apply."""
+def run_case(d, causal, rounds, reps, ws_variants, baselines=True, only=None):
+    """[(label, [TFLOP/s per round])] for one (head dim, mask); None where a variant does not apply. only: the
+    labels to time (default: all)."""
     import torch
     from tlx_alias.kernels import hopper_attention as ha
     from tlx_alias.kernels import hopper_attention_ws as ws
@@ -109,6 +112,8 @@ def run_case(d, causal, rounds, reps, ws_variants, baselines=True):
             fns["hopper_attention"] = ha.make_launch(q, k, v, o, lse, causal, None, share=True, KV_STAGES=3)
         for name in ("cudnn", "flash", "efficient"):
             fns[f"sdpa {name}"] = _sdpa(name, q, k, v, causal)
+    if only is not None:
+        fns = {label: fn for label, fn in fns.items() if label in only}
 
     for label, fn in list(fns.items()):          # correctness first, on the benchmark's own inputs
         if label.startswith("sdpa"):
@@ -171,7 +176,8 @@ def print_tables(table, rounds, sweep=False):
             "shared/hopper_attention"]
     rows = []
     for d, causal, res, _ in table:
-        unshared = max((res.get(k, []) for k in ("ws unshared", "ws unshared BN/2", "ws registers")), key=_med)
+        unshared = max((res[k] for k in ("ws unshared", "ws unshared BN/2", "ws registers") if res.get(k)), key=_med,
+                       default=[])   # the best of those timed (--only may leave some out)
         rows.append([f"D={d} {'causal' if causal else 'full'}", *(_cell(res.get(h, [])) for h in head[1:10]),
                      _ratio(res["ws shared"], res.get("sdpa cudnn")), _ratio(res["ws shared"], unshared),
                      _ratio(res["ws shared"], res.get("hopper_attention"))])
@@ -191,6 +197,7 @@ def main(argv=None):
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a key of ws shared's config")
     p.add_argument("--sweep", action="store_true", help="time knob variants of ws shared instead of its unshared ones")
     p.add_argument("--quick", action="store_true", help="2 rounds of 10 reps")
+    p.add_argument("--only", help="comma-separated labels to time, e.g. 'ws shared,sdpa cudnn' (default: all)")
     args = p.parse_args(argv)
     if args.quick:
         args.rounds, args.reps = 2, 10
@@ -209,7 +216,8 @@ def main(argv=None):
     for d in [int(x) for x in args.dims.split(",")]:
         for causal in [m == "causal" for m in args.masks.split(",")]:
             ws_variants = sweep_variants(d, overrides) if args.sweep else variants(d, overrides)
-            res = run_case(d, causal, args.rounds, args.reps, ws_variants)
+            res = run_case(d, causal, args.rounds, args.reps, ws_variants,
+                           only=set(args.only.split(",")) if args.only else None)
             table.append((d, causal, res, ws_variants))
 
     print_tables(table, args.rounds, args.sweep)

@@ -8,6 +8,7 @@
 #                                     launches, the A/B table (= ws-smoke ws-tests ws-sanitize ws-bench, each
 #                                     also a stage of its own; each under a time limit, the rest skipped after
 #                                     one times out)
+#   bash scripts/gpu_run.sh ws-ab     ws shared vs cuDNN (and O from registers) alone, D=128/256, two runs
 #   bash scripts/gpu_run.sh ws-ncu    Nsight Compute reports of the ws attention and cuDNN (D=128/256, both masks)
 #   bash scripts/gpu_run.sh gemm-ws   the warp-specialized GEMM alone (< 6 min on an H100): small launches under a
 #                                     time limit (a hang stops here), its GPU tests, the interleaved A/B table
@@ -107,6 +108,12 @@ for stage in $EXPANDED; do
       done ;;
     ws-bench)
       ws_run ws-bench 330 $PY benchmarks/attention_ws_bench.py ;;
+    ws-ab)
+      # ws shared against cuDNN (and O from registers, the best unshared variant) alone at D=128 and D=256, twice
+      for n in 1 2; do
+        ws_run "ws-ab-$n" 200 $PY benchmarks/attention_ws_bench.py --dims 128,256 --rounds 8 \
+          --only "ws shared,ws registers,sdpa cudnn"
+      done ;;
     ws-ncu)
       # Nsight Compute on one launch each of the ws attention and cuDNN at D=128 and D=256, both masks
       # (kernel_profile.py WS_PROFILES): SpeedOfLight, warp states, stalls per issued instruction
