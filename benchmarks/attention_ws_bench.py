@@ -2,6 +2,7 @@
 
     python benchmarks/attention_ws_bench.py [--rounds 4] [--reps 20] [--dims 64,128,256] [--masks full,causal]
                                             [--set KEY=VALUE ...] [--sweep] [--quick] [--only LABEL,LABEL]
+                                            [--batch 4] [--seq 8192] [--heads 64:32,128:32,256:16]
 
 Per case (bf16, B=4, S=8192, H=32; H=16 at D=256; causal counts half the flops), in one run:
 
@@ -24,6 +25,8 @@ rounds with the range, the ratio of ws shared to cuDNN, to the best unshared ws 
 registers) and to hopper_attention.
 
 `--only 'ws shared,sdpa cudnn'` times just those (a two-way A/B: fewer kernels between two launches of one).
+`--batch`, `--seq`, `--heads D:H,...` change the shape (the same work at longer sequences: `--batch 1 --seq 16384`,
+or `--seq 32768 --heads 128:8,256:4`).
 
 `--sweep` times knob variants of ws shared (with `--set` applied) against it and the baselines (BLOCK_N,
 STAGES, register split, no ping-pong) instead of the unshared variants.
@@ -189,6 +192,7 @@ def print_tables(table, rounds, sweep=False):
 
 
 def main(argv=None):
+    global B, S   # the shape every case runs at (module constants: run_case and the tables read them)
     p = argparse.ArgumentParser(prog="python benchmarks/attention_ws_bench.py", description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=4)
     p.add_argument("--reps", type=int, default=20)
@@ -198,9 +202,15 @@ def main(argv=None):
     p.add_argument("--sweep", action="store_true", help="time knob variants of ws shared instead of its unshared ones")
     p.add_argument("--quick", action="store_true", help="2 rounds of 10 reps")
     p.add_argument("--only", help="comma-separated labels to time, e.g. 'ws shared,sdpa cudnn' (default: all)")
+    p.add_argument("--batch", type=int, default=B)
+    p.add_argument("--seq", type=int, default=S)
+    p.add_argument("--heads", help="heads per head dim, e.g. 128:8,256:4 (default: 64:32,128:32,256:16)")
     args = p.parse_args(argv)
     if args.quick:
         args.rounds, args.reps = 2, 10
+    B, S = args.batch, args.seq
+    if args.heads:
+        HEADS.update({int(d): int(h) for d, h in (item.split(":") for item in args.heads.split(","))})
 
     import torch
     if not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] != 9:

@@ -9,6 +9,7 @@
 #                                     also a stage of its own; each under a time limit, the rest skipped after
 #                                     one times out)
 #   bash scripts/gpu_run.sh ws-ab     ws shared vs cuDNN (and O from registers) alone, D=128/256, two runs
+#   bash scripts/gpu_run.sh ws-seq    ws shared vs cuDNN at the same work with S = 16384 and 32768
 #   bash scripts/gpu_run.sh ws-ncu    Nsight Compute reports of the ws attention and cuDNN (D=128/256, both masks)
 #   bash scripts/gpu_run.sh gemm-ws   the warp-specialized GEMM alone (< 6 min on an H100): small launches under a
 #                                     time limit (a hang stops here), its GPU tests, the interleaved A/B table
@@ -114,6 +115,12 @@ for stage in $EXPANDED; do
         ws_run "ws-ab-$n" 200 $PY benchmarks/attention_ws_bench.py --dims 128,256 --rounds 8 \
           --only "ws shared,ws registers,sdpa cudnn"
       done ;;
+    ws-seq)
+      # the same work as B4 S8192 at longer sequences (fewer, longer tiles): ws shared vs cuDNN
+      ws_run ws-seq-16k 200 $PY benchmarks/attention_ws_bench.py --dims 128,256 --rounds 6 --batch 1 --seq 16384 \
+        --only "ws shared,sdpa cudnn"
+      ws_run ws-seq-32k 200 $PY benchmarks/attention_ws_bench.py --dims 128,256 --rounds 6 --batch 1 --seq 32768 \
+        --heads 128:8,256:4 --only "ws shared,sdpa cudnn" ;;
     ws-ncu)
       # Nsight Compute on one launch each of the ws attention and cuDNN at D=128 and D=256, both masks
       # (kernel_profile.py WS_PROFILES): SpeedOfLight, warp states, stalls per issued instruction
