@@ -319,6 +319,53 @@ def test_p5_carried_ring_counter(update, expect):
         assert "iteration 3 of the loop at" in v.detail and "iter_arg 0 = 3" in v.detail
 
 
+def _ring_and_phase_loop(phase_indexes_too=False):
+    """A ring index %x (x' = (x + 1) % 3, indexing %a) and a phase %ph (ph' = ph ^ 1) carried by one loop; the
+    phase feeds the mbarrier wait only, or (phase_indexes_too) also indexes the ring."""
+    bars = f'%bars = "ttg.local_alloc"() : () -> {S("3x1", "i64")} loc("bars"("g.py":2:1))'
+    use = index_ring("%ph").replace("%b =", "%b2 =") + "\n" if phase_indexes_too else ""
+    body = (index_ring("%x") + "\n" + use +
+            f'%w = "ttg.memdesc_index"(%bars, %x) : ({S("3x1", "i64")}, i32) -> {S("1", "i64")} loc("g.py":7:1)\n'
+            f'"ttng.wait_barrier"(%w, %ph) : ({S("1", "i64")}, i32) -> ()\n'
+            '%x1 = "arith.addi"(%x, %c1) : (i32, i32) -> i32\n%next = "arith.remsi"(%x1, %c3) : (i32, i32) -> i32\n'
+            '%ph1 = "arith.xori"(%ph, %c1) : (i32, i32) -> i32')
+    body = "\n".join("  " + line for line in body.splitlines())
+    return kernel(RING + "\n" + bars + "\n" +
+                  '%res:2 = "scf.for"(%c0, %n, %c1, %c0, %c0) ({\n^bb0(%iv: i32, %x: i32, %ph: i32):\n' + body +
+                  '\n  "scf.yield"(%next, %ph1) : (i32, i32) -> ()\n}) : (i32, i32, i32, i32, i32) -> (i32, i32)')
+
+
+@pytest.mark.parametrize("phase_indexes_too", [False, True])
+def test_loop_invariants_only_for_values_a_property_reads(monkeypatch, phase_indexes_too):
+    """A carried value that reaches nothing but an mbarrier wait's phase gets no invariant search (every
+    property's terms are the same without its facts): the ring index is read (it indexes %a and the barrier
+    ring), the phase is not, unless it indexes a buffer too. Skipping it spares solver calls and changes no
+    verdict."""
+    from tlx_alias.verify import encode
+    text = _ring_and_phase_loop(phase_indexes_too)
+    loaded = load_generic(text, "t.mlir")
+    with loaded.context:
+        func = loaded.module.body.operations[0]
+        loop_op = next(op for op in func.regions[0].blocks[0].operations if op.operation.name == "scf.for")
+        iv, x, ph = loop_op.regions[0].blocks[0].arguments
+        assert encode.read_by_a_property(x) and encode.read_by_a_property(ph) == phase_indexes_too
+    searched = []
+    houdini = encode.Encoder._houdini
+    monkeypatch.setattr(encode.Encoder, "_houdini",
+                        lambda self, live, guard=(): (searched.extend(c.x for c in live), houdini(self, live, guard))[1])
+    with_slice = prove(text)
+    with_slice_vars = {str(x) for x in searched}
+    searched.clear()
+    monkeypatch.setattr(encode, "read_by_a_property", lambda arg: True)      # every carried value searched
+    without = prove(text)
+    assert [(v.prop, v.alloc, v.status, v.detail) for v in with_slice.verdicts] == \
+        [(v.prop, v.alloc, v.status, v.detail) for v in without.verdicts]
+    # the phase's bound (ph < 2 < 3) is found, and used, where it indexes the ring
+    assert status(with_slice, "P5") == PROVEN, with_slice.text()
+    assert with_slice_vars < {str(x) for x in searched} if not phase_indexes_too else \
+        with_slice_vars == {str(x) for x in searched}
+
+
 def test_p5_index_touched_only_under_its_predicate():
     """`(i - 1) % 3` is -1 at i = 0, but the barrier is only arrived on when i >= 1 (pred): proven;
     with pred i >= 0 it is a violation at i = 0."""
