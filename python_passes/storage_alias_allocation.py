@@ -123,15 +123,15 @@ def _replace_with_view(alloc, backing, total, ctx, exact_views, row_windows):
 
 def _window(backing, where, total, slots, alloc):
     """(source, layout, slots) of an SMEM view: the backing rows from the one holding the view's first buffer
-    to the one holding its last, when they start at a buffer boundary and are whole buffers; otherwise the
-    whole backing, as before."""
+    to the one holding its last, when they start at a buffer boundary and are whole buffers (from row 0: the
+    backing itself, with the window's slots); otherwise the whole backing with every slot, as before."""
     rows, p = backing_rows(total)
     first, end = where.span()
     r0, r1 = first // p, -(-end // p)
     base, units = r0 * p, (r1 - r0) * p
-    if (r0, r1) == (0, rows) or base % where.slot or units % where.slot:
+    if base % where.slot or units % where.slot:
         return backing.result, where, slots
-    if r0 == 0:  # a prefix: the backing itself, reinterpreted to fewer slots (a subslice would only add a footprint)
+    if r0 == 0:  # a prefix (or all of it): the backing itself, to fewer slots (a subslice would add a footprint)
         return backing.result, where, units // where.slot
     t = backing.result.type
     window = ir.Operation.create(
@@ -159,7 +159,7 @@ def _retype_and_rewrite(view, where, alloc_src):
             elif owner.name in ("ttg.local_dealloc", "ttng.tmem_dealloc"):
                 owner.erase()
             else:
-                dests = _passes_to(owner, pos)
+                dests = ttg.passes_to(owner, pos)
                 if dests is None:
                     _unsupported(owner, alloc_src)
                 for t in dests:
@@ -181,30 +181,6 @@ def _blocks(op, region):
     return op.regions[region].blocks[0]
 
 
-def _passes_to(owner, pos):
-    """The block arguments and results a use hands the descriptor on to; None if the op consumes it."""
-    name = owner.name
-    if name == "scf.for" and pos >= 3:
-        return [_blocks(owner, 0).arguments[pos - 2], owner.results[pos - 3]]
-    if name == "scf.while":
-        return [_blocks(owner, 0).arguments[pos]]
-    if name == "scf.condition" and pos >= 1:
-        parent = owner.parent
-        return [_blocks(parent, 1).arguments[pos - 1], parent.results[pos - 1]]
-    if name == "scf.yield":
-        parent = owner.parent
-        if parent.name == "scf.for":
-            return [parent.results[pos], _blocks(parent, 0).arguments[pos + 1]]
-        if parent.name == "scf.while":  # the `after` region's yield feeds the next iteration's `before` region
-            return [_blocks(parent, 0).arguments[pos]]
-        if parent.name in ("scf.if", "scf.execute_region", "scf.index_switch"):
-            return [parent.results[pos]]
-        return None
-    if name in (ttg.WS, ttg.WS_PARTITIONS):
-        return ttg.partition_args(owner, pos)
-    return None
-
-
 def _holder(value):
     """The op whose block argument or result `value` is."""
     owner = value.owner
@@ -218,7 +194,7 @@ def _yield_of(block):
 
 
 def _sources(value):
-    """Every value that can flow into a block argument or result (the inverse of `_passes_to`)."""
+    """Every value that can flow into a block argument or result (the inverse of `ttg.passes_to`)."""
     op = _holder(value)
     name = op.name
     if isinstance(value.owner, ir.Block):  # a block argument

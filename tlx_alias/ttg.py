@@ -1,5 +1,9 @@
 """Facts about Triton GPU IR in generic form (Triton ops unregistered), shared by the passes and the verifier.
 
+`passes_to` says where scf and `ttg.warp_specialize` hand a value on (a loop's next iteration and result, an
+if's result, a partition's argument): the lowering follows a view's descriptor along it, the verifier a
+loop-carried integer.
+
 `ttg.warp_specialize` keeps its partitions' regions on a nested `ttg.warp_specialize.partitions` op; block
 argument k of every partition region is capture k. Triton 3.6 takes the captures as operands of
 `ttg.warp_specialize`, 3.7 and later as operands of `ttg.warp_specialize.partitions`: both are read here.
@@ -47,3 +51,30 @@ def partition_args(ws_or_partitions, k: int) -> list:
     op = _op(ws_or_partitions)
     parts = partitions_op(op) if op.name == WS else op
     return [region.blocks[0].arguments[k] for region in parts.regions] if parts is not None else []
+
+
+def passes_to(owner, pos: int):
+    """The block arguments and results that operand `pos` of `owner` (an scf op, a yield or condition, a
+    warp_specialize) hands its value on to; None where the op consumes the value instead (a loop bound, an if
+    or while condition, any other op)."""
+    owner = _op(owner)
+    name = owner.name
+    if name == "scf.for" and pos >= 3:
+        return [owner.regions[0].blocks[0].arguments[pos - 2], owner.results[pos - 3]]
+    if name == "scf.while":
+        return [owner.regions[0].blocks[0].arguments[pos]]
+    if name == "scf.condition" and pos >= 1:
+        parent = _op(owner.parent)
+        return [parent.regions[1].blocks[0].arguments[pos - 1], parent.results[pos - 1]]
+    if name == "scf.yield":
+        parent = _op(owner.parent)
+        if parent.name == "scf.for":
+            return [parent.results[pos], parent.regions[0].blocks[0].arguments[pos + 1]]
+        if parent.name == "scf.while":  # the `after` region's yield feeds the next iteration's `before` region
+            return [parent.regions[0].blocks[0].arguments[pos]]
+        if parent.name in ("scf.if", "scf.execute_region", "scf.index_switch"):
+            return [parent.results[pos]]
+        return None
+    if name in (WS, WS_PARTITIONS):
+        return partition_args(owner, pos)
+    return None

@@ -112,10 +112,9 @@ _NOT_READ = {"ttng.wait_barrier": (1,)}
 
 def read_by_a_property(arg, limit=4096) -> bool:
     """Whether a loop-carried value (the loop body's block argument) may reach a property's terms: following
-    its uses through the modelled integer arithmetic and scf's plumbing (a yield to the next iteration and the
-    loop's result, a while's condition operands, a capture into a partition), it reaches an operand of any
-    other op but the ones in `_NOT_READ`, a loop bound, or an if / while condition. Conservative: any use not
-    listed is a read. A value read by nothing checked gets no loop invariant (`Encoder._loop`)."""
+    its uses through the modelled integer arithmetic and where scf and warp_specialize hand it on
+    (`ttg.passes_to`), it reaches an operand of any other op but the ones in `_NOT_READ`, a loop bound, or an
+    if / while condition. Conservative: any use not followed is a read. A value read by nothing checked gets no loop invariant (`Encoder._loop`)."""
     seen, todo = set(), [arg]
     while todo:
         v = todo.pop()
@@ -131,27 +130,11 @@ def read_by_a_property(arg, limit=4096) -> bool:
                 continue
             if name in INT_OPS or name == "arith.constant":
                 todo += list(user.results)
-            elif name == "scf.yield":
-                parent = getattr(user.parent, "operation", user.parent)
-                if parent.name == "scf.for":
-                    todo += [parent.regions[0].blocks[0].arguments[1 + k], parent.results[k]]
-                elif parent.name == "scf.if":
-                    todo.append(parent.results[k])
-                elif parent.name == "scf.while":
-                    todo.append(parent.regions[0].blocks[0].arguments[k])
-                else:
-                    return True
-            elif name == "scf.condition" and k >= 1:
-                parent = getattr(user.parent, "operation", user.parent)
-                todo += [parent.regions[1].blocks[0].arguments[k - 1], parent.results[k - 1]]
-            elif name == "scf.for" and k >= 3:
-                todo += [user.regions[0].blocks[0].arguments[k - 2], user.results[k - 3]]
-            elif name == "scf.while":
-                todo.append(user.regions[0].blocks[0].arguments[k])
-            elif name in (ttg.WS, ttg.WS_PARTITIONS):
-                todo += ttg.partition_args(user, k)
-            else:
+                continue
+            dests = ttg.passes_to(user, k)
+            if dests is None:
                 return True
+            todo += dests
     return False
 
 
