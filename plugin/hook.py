@@ -8,7 +8,11 @@ tlx tags (`tlx.spec`) through the pipeline, top-down:
     --bridge.to_triton--> Triton module (llir then assigns SMEM/TMEM offsets; `check_capacity` and the
     under-use hint, `tlx_alias.underuse.hint`, after it)
 
-Any other module is returned as it is (same object, no round trip). While installed, Triton's compile
+In a compile the proof runs on a thread of its own while Triton's later stages, which release the GIL,
+generate code (`PendingProof`); the hook waits for it at the end of the last stage, and on any error of
+the stages in between, so no kernel is handed back before its proof is judged. `run_plugin` called
+directly proves before it returns. Any other module is returned as it is (same object, no round trip).
+While installed, Triton's compile
 caches are keyed on the plugin's version and `TLX_ALIAS_*` environment (`cache_key_suffix`), so a cache
 never hands back a kernel built under another plugin state. Activation by environment variable:
 `plugin/activation.py`.
@@ -27,7 +31,7 @@ from tlx_alias.errors import TlxAliasError
 from tlx_alias.python_passes import pipeline
 from tlx_alias.python_passes.analysis import tmem_allocation_columns
 from tlx_alias.python_passes.tlx_import import FACTS_ATTR  # the module's record of specs (a string attribute)
-from tlx_alias.verify import enforce
+from tlx_alias.verify import judge, mode_from_env, prove_module
 from tlx_alias.verify.encode import loc_info
 
 ENV_PREFIX = "TLX_ALIAS_"
@@ -36,9 +40,12 @@ _TAG = re.compile(r'[{ ,]"?tlx\.specs?"? = ')   # a tagged allocation, or the mo
 _lock = threading.Lock()
 _active = False
 last_round_trip: dict = {}
-"""Figures of the latest plugin run: tags_ms (has_tags), bridge timings (ms), lower_ms, proof_ms (p7_ms of
-it: the temporal proof; 0 when the proof did not run), total_ms (all of it, has_tags included), locations;
-and what the under-use hint needs after `llir` (`separations`, `tmem_columns`)."""
+"""Figures of the latest plugin run: tags_ms (has_tags), bridge timings (ms), lower_ms, proof_ms (the
+proof's CPU time on its thread; p7_ms of it: the temporal proof; both 0 when the proof did not run),
+wait_ms (how long the compile waited for the proof at its join), work_ms (all the plugin's own time, the
+proof's included), total_ms (the plugin's time on the compile's path: work_ms less what the proof spent
+while Triton generated code), locations; and what the under-use hint needs after `llir` (`separations`,
+`tmem_columns`). The proof's figures are there once it has been waited for."""
 
 
 # ------------------------------------------------------------------------------------------ pipeline
@@ -51,8 +58,57 @@ def lower(upstream_module, aliases, target=None):
 
 
 def prove(upstream_module, target, aliases):
-    """The Z3 safety proof of the lowered module (TLX_ALIAS_PROOF=error|warn|strict|off; tests monkeypatch)."""
-    return enforce(upstream_module, target, aliases)
+    """The Z3 safety proof of the lowered module, a Report (judged by `PendingProof.wait`; tests monkeypatch)."""
+    return prove_module(upstream_module, target, aliases)
+
+
+class PendingProof:
+    """The proof of one lowered module on a thread of its own (TLX_ALIAS_PROOF=error|warn|strict; `off`: none).
+
+    Triton's stages after `ttgir` (llir, ptx, ptxas) run outside the GIL, so with a second core the proof
+    costs the compile only what is left of it when code generation ends. Its work is the same: on a machine
+    whose cores are all compiling it costs its whole time. `wait()` joins, records the timings in `stats`
+    and judges the report (`verify.judge`: raises what stops the compile, warns of the rest) on the caller's
+    thread; an exception of the proof itself is raised there as it is."""
+
+    def __init__(self, module, target, aliases, stats: dict):
+        self.stats, self._report, self._error, self._ms = stats, None, None, 0.0
+        self._mode = mode_from_env()   # a misspelt mode fails the compile here, before any thread
+        self._thread = None
+        if self._mode != "off":
+            self._thread = threading.Thread(target=self._run, args=(module, target, aliases),
+                                            name="tlx-alias-proof")
+            self._thread.start()
+
+    def _run(self, module, target, aliases):
+        t0 = time.thread_time()   # CPU time: its wall time on a shared core would count Triton's work too
+        try:
+            self._report = prove(module, target, aliases)
+        except BaseException as err:   # noqa: B036 -- handed to the waiting thread, raised there
+            self._error = err
+        self._ms = (time.thread_time() - t0) * 1e3
+
+    def wait(self):
+        if self._thread is None:
+            return None
+        t0 = time.perf_counter()
+        self._thread.join()
+        self._thread = None
+        wait_ms = (time.perf_counter() - t0) * 1e3
+        report = self._report
+        self.stats.update(proof_ms=self._ms, p7_ms=report.p7_ms if report is not None else 0.0, wait_ms=wait_ms,
+                          work_ms=self.stats["work_ms"] + self._ms, total_ms=self.stats["total_ms"] + wait_ms)
+        last_round_trip.clear()
+        last_round_trip.update(self.stats)
+        if self._error is not None:
+            err, self._error = self._error, None
+            if isinstance(err, TlxAliasError):   # the user's mistake: as itself, not as a compiler crash
+                raise err.with_traceback(None) from None
+            raise err
+        try:
+            return judge(report, self._mode)
+        except TlxAliasError as err:
+            raise err.with_traceback(None) from None
 
 
 def check_capacity(metadata, target, src=None):
@@ -93,28 +149,34 @@ def _kernel_src(module):
 
 
 def run_plugin(triton_module, target=None):
-    """What the wrapped `ttgir` stage does after the stage itself."""
+    """What the wrapped `ttgir` stage does after the stage itself, the proof judged before it returns."""
+    out, pending = start_plugin(triton_module, target)
+    if pending is not None:
+        pending.wait()
+    return out
+
+
+def start_plugin(triton_module, target=None):
+    """(module for Triton, PendingProof or None): the pipeline with the proof still running."""
     t0 = time.perf_counter()
     if not has_tags(triton_module):
-        return triton_module
+        return triton_module, None
     tags_ms = (time.perf_counter() - t0) * 1e3
     module, aliases = bridge.to_upstream(triton_module)
     t1 = time.perf_counter()
     try:
         ctx = lower(module, aliases, target=target)  # rewrites `module` in place
-        t2 = time.perf_counter()
-        report = prove(module, target, aliases)  # None when TLX_ALIAS_PROOF=off
     except TlxAliasError as err:  # the user's mistake: surface it as itself, not as a compiler crash
         raise err.with_traceback(None) from None
-    t3 = time.perf_counter()
+    t2 = time.perf_counter()
     out = bridge.to_triton(module, aliases, triton_module.context)
+    spent = (time.perf_counter() - t0) * 1e3
+    stats = dict(bridge.last_stats, kernel_src=_kernel_src(module), tags_ms=tags_ms, lower_ms=(t2 - t1) * 1e3,
+                 proof_ms=0.0, p7_ms=0.0, wait_ms=0.0, work_ms=spent, total_ms=spent,
+                 separations=list(ctx.separations), tmem_columns=tmem_allocation_columns(module, aliases))
     last_round_trip.clear()
-    last_round_trip.update(bridge.last_stats, kernel_src=_kernel_src(module), tags_ms=tags_ms,
-                           lower_ms=(t2 - t1) * 1e3, proof_ms=(t3 - t2) * 1e3,
-                           p7_ms=report.p7_ms if report is not None else 0.0,
-                           total_ms=(time.perf_counter() - t0) * 1e3,
-                           separations=list(ctx.separations), tmem_columns=tmem_allocation_columns(module, aliases))
-    return out
+    last_round_trip.update(stats)
+    return out, PendingProof(module, target, aliases, stats)   # after to_triton: the module is the proof's
 
 
 # ------------------------------------------------------------------------------------------ install
@@ -135,27 +197,47 @@ def _make_hook(prev):
             return  # uninstalled, or already wrapped by another copy of this hook in the chain
         target = _triton.target_of(backend)
         lowered = {}
+        keys = list(stages)
+        later = keys[keys.index(_triton.STAGE) + 1:]
+
+        def join():
+            """Wait for this compile's proof: it outranks any error of the stages it overlapped."""
+            pending = lowered.pop("proof", None)
+            if pending is not None:
+                pending.wait()
 
         def ttgir_then_tlx_alias(src, metadata):
             module = stage(src, metadata)
-            out = run_plugin(module, target)
+            out, lowered["proof"] = start_plugin(module, target)
             lowered["yes"] = out is not module
             lowered["src"] = last_round_trip.get("kernel_src")
             lowered["separations"] = last_round_trip.get("separations", [])
             lowered["tmem_columns"] = last_round_trip.get("tmem_columns", [])
+            # Triton runs the stages as they are now: overlap only if the last of them is still ours
+            if not later or stages[later[-1]] is not mine[later[-1]]:
+                join()
             return out
+
+        def then_join(name, run):
+            def stage_then_join(src, metadata):
+                try:
+                    out = run(src, metadata)
+                    if name == _triton.CAPACITY_STAGE and lowered.get("yes"):
+                        check_capacity(metadata, target, lowered.get("src"))
+                        underuse.hint(lowered["separations"], metadata, target, lowered["tmem_columns"])
+                except BaseException:
+                    join()
+                    raise
+                if name == later[-1]:
+                    join()
+                return out
+            stage_then_join._tlx_alias = True
+            return stage_then_join
 
         ttgir_then_tlx_alias._tlx_alias = True
         stages[_triton.STAGE] = ttgir_then_tlx_alias
-        llir = stages.get(_triton.CAPACITY_STAGE)
-        if llir is not None:
-            def llir_then_capacity(src, metadata):
-                out = llir(src, metadata)
-                if lowered.get("yes"):
-                    check_capacity(metadata, target, lowered.get("src"))
-                    underuse.hint(lowered["separations"], metadata, target, lowered["tmem_columns"])
-                return out
-            stages[_triton.CAPACITY_STAGE] = llir_then_capacity
+        mine = {name: then_join(name, stages[name]) for name in later}
+        stages.update(mine)
 
     tlx_alias_stages_hook._tlx_alias = True
     tlx_alias_stages_hook._tlx_alias_prev = prev

@@ -40,7 +40,7 @@ class Report:
     verdicts: list
     maps: list
     notes: list = field(default_factory=list)
-    ms: float = 0.0
+    ms: float = 0.0                  # CPU time of the proving thread (wall time counts whatever shares its core)
     solver_calls: int = 0
     path: str = ""
     resource_units: int = 0          # Z3's deterministic work count, summed over the kernels' checks

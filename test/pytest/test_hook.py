@@ -9,6 +9,7 @@ from pathlib import Path
 import subprocess
 import sys
 import textwrap
+import threading
 
 import pytest
 import triton
@@ -19,9 +20,11 @@ from triton.experimental.gluon._runtime import GluonASTSource
 from triton.experimental.gluon.language._core import builtin
 
 from tlx_alias import _triton
-from tlx_alias.errors import TlxAliasError
+from tlx_alias.errors import TlxAliasError, TlxAliasWarning
 from tlx_alias.plugin import activation, hook
 from tlx_alias.python_passes._ir import PassContext
+from tlx_alias.verify.props import UNKNOWN, Verdict
+from tlx_alias.verify.report import Report
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PTH = os.path.join(ROOT, "plugin", "tlx_alias.pth")
@@ -241,6 +244,124 @@ def test_tlx_alias_error_surfaces_from_triton_compile(monkeypatch):
 
 def test_error_str_omits_missing_parts():
     assert str(TlxAliasError("local_alloc", "bad size", None)) == "error: [local_alloc] bad size"
+
+
+# ---------------------------------------------------------------------------------------------- the proof's thread
+
+def _probe_llir(started):
+    """Set as the stages hook before ours (so ours wraps it): `started` is set when Triton's llir stage begins."""
+    def probe(backend, stages, options, language, capability):
+        llir = stages["llir"]
+
+        def mark(src, metadata):
+            started.set()
+            return llir(src, metadata)
+        stages["llir"] = mark
+    _triton.set_stages_hook(_triton.stages_hook(probe, "probe"))
+
+
+def _proof(started, seen, outcome=None):
+    """A stand-in for the Z3 proof: records whether llir had begun (waiting up to 20 s for it when `outcome`
+    is not None), then raises `outcome` if it is an exception, else returns a clean report."""
+    def prove(module, target, aliases):
+        seen.append(started.wait(timeout=20) if outcome is not None else started.is_set())
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return Report("sm_90", 90, ["k_tagged"], [], [])
+    return prove
+
+
+def test_the_proof_runs_while_triton_generates_code(calls, monkeypatch):
+    started, seen = threading.Event(), []
+    monkeypatch.setattr(hook, "prove", _proof(started, seen, outcome="wait"))
+    _probe_llir(started)
+    hook.install()
+    compile_(k_tagged)
+    assert seen == [True]                       # a proof inside the ttgir stage would have waited 20 s in vain
+    assert hook.last_round_trip["proof_ms"] > 0 and hook.last_round_trip["wait_ms"] >= 0
+
+
+def test_a_verdict_found_during_code_generation_stops_the_compile(calls, monkeypatch):
+    started, seen = threading.Event(), []
+    found = TlxAliasError("tlx-verify P3", "violation: two buffers overlap", "use distinct groups", "fa.py:7")
+    monkeypatch.setattr(hook, "prove", _proof(started, seen, outcome=found))
+    _probe_llir(started)
+    hook.install()
+    with pytest.raises(TlxAliasError) as info:
+        compile_(k_tagged)
+    assert info.value is found and seen == [True]
+    assert info.value.__suppress_context__
+
+
+def test_the_proofs_verdict_outranks_a_later_stages_error(calls, monkeypatch):
+    started, seen = threading.Event(), []
+    found = TlxAliasError("tlx-verify P1", "violation: out of bounds", None, "fa.py:9")
+
+    def capacity(*args):
+        raise TlxAliasError("tlx-alias capacity", "the kernel needs more shared memory", None)
+    monkeypatch.setattr(hook, "check_capacity", capacity)
+    monkeypatch.setattr(hook, "prove", _proof(started, seen, outcome=found))
+    _probe_llir(started)
+    hook.install()
+    with pytest.raises(TlxAliasError) as info:
+        compile_(k_tagged)
+    assert info.value is found
+    monkeypatch.setattr(hook, "prove", _proof(started, seen))   # a clean proof: the stage's own error
+    with pytest.raises(TlxAliasError, match="capacity"):
+        compile_(k_tagged)
+
+
+def test_a_crash_of_the_proof_surfaces_as_itself(calls, monkeypatch):
+    started, seen = threading.Event(), []
+    monkeypatch.setattr(hook, "prove", _proof(started, seen, outcome=RuntimeError("z3 crashed")))
+    _probe_llir(started)
+    hook.install()
+    with pytest.raises(RuntimeError, match="z3 crashed"):
+        compile_(k_tagged)
+
+
+def test_warnings_of_the_proof_are_issued_on_the_compiling_thread(calls, monkeypatch):
+    """Under TLX_ALIAS_PROOF=warn a "cannot prove" is a warning at the kernel line, caught like any other."""
+    unknown = Verdict("P2", "buf", UNKNOWN, "buffers of one view", "the index is not followed", "fa.py:11")
+
+    def prove(module, target, aliases):
+        return Report("sm_90", 90, ["k_tagged"], [unknown], [])
+    monkeypatch.setattr(hook, "prove", prove)
+    monkeypatch.setenv("TLX_ALIAS_PROOF", "warn")
+    hook.install()
+    with pytest.warns(TlxAliasWarning, match=r"\[tlx-verify P2\] cannot prove: the index is not followed") as rec:
+        compile_(k_tagged)
+    assert [(w.filename, w.lineno) for w in rec if issubclass(w.category, TlxAliasWarning)] == [("fa.py", 11)]
+    monkeypatch.setenv("TLX_ALIAS_PROOF", "error")
+    with pytest.raises(TlxAliasError, match="cannot prove"):
+        compile_(k_tagged)
+
+
+def test_the_proof_is_waited_for_at_ttgir_when_another_hook_replaces_the_last_stage(calls, monkeypatch):
+    """Triton runs the stages as the hooks leave them: if the last one is no longer ours, nothing later
+    would wait for the proof, so the ttgir stage does."""
+    started, seen = threading.Event(), []
+    monkeypatch.setattr(hook, "prove", _proof(started, seen))
+    _probe_llir(started)
+    hook.install()
+    ours = _triton.get_stages_hook()
+
+    def theirs(backend, stages, options, language, capability):
+        ours(backend, stages, options, language, capability)
+        last = list(stages)[-1]
+        stages[last] = lambda src, metadata, run=stages[last]: run(src, metadata)
+    _triton.set_stages_hook(_triton.stages_hook(theirs, "theirs"))
+    compile_(k_tagged)
+    assert seen == [False]
+
+
+def test_no_proof_thread_under_proof_off(calls, monkeypatch):
+    started, seen = threading.Event(), []
+    monkeypatch.setattr(hook, "prove", _proof(started, seen))
+    monkeypatch.setenv("TLX_ALIAS_PROOF", "off")
+    hook.install()
+    compile_(k_tagged)
+    assert seen == [] and len(calls) == 1
 
 
 # ---------------------------------------------------------------------------------------------- cache
