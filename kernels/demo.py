@@ -20,6 +20,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
 from tlx_alias import _triton as compat
+from tlx_alias._mlir import from_attr, ir, new_context
 from tlx_alias.layout import ViewLayout
 
 import tlx_alias.language as tlx
@@ -53,17 +54,22 @@ def fa_tmem_demo_kernel(out_ptr, BM: gl.constexpr, BN: gl.constexpr, S: gl.const
     gl.store(out_ptr + gl.arange(0, BM, layout=rows), acc)
 
 
-_VIEW = re.compile(r'ttg\.memdesc_reinterpret .*?\{(.*?)\} : .*? -> (!ttg\.memdesc<[^>]*>)')
+_VIEW = re.compile(r'ttg\.memdesc_reinterpret .*?\btlx\.view = (\{[^{}]*\}).*? -> (!ttg\.memdesc<[^>]*>)')
+_NAMES = re.compile(r'\b(tlx\.name|tlx\.alloc) = "([^"]*)"')
 
 
 def lowered_views(ttgir: str):
-    """(name, ViewLayout, view type) for every view the lowering created, in program order."""
+    """(name, ViewLayout, view type) for every view the lowering created, in program order (its `tlx.view`
+    dictionary read by the MLIR parser)."""
     out = []
-    for m in _VIEW.finditer(ttgir):
-        attrs = dict(re.findall(r'(tlx\.\w+) = "([^"]*)"', m.group(1)))
-        if "tlx.view" not in attrs:
-            continue
-        out.append((attrs.get("tlx.name") or attrs.get("tlx.alloc"), ViewLayout.parse(attrs["tlx.view"]), m.group(2)))
+    with new_context():
+        for line in ttgir.splitlines():
+            m = _VIEW.search(line)
+            if m is None:
+                continue
+            names = dict(_NAMES.findall(line))
+            layout = ViewLayout.from_fields(from_attr(ir.Attribute.parse(m.group(1))))
+            out.append((names.get("tlx.name") or names.get("tlx.alloc"), layout, m.group(2)))
     return out
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from tlx_alias import layout, targets, ttg
 from tlx_alias.memdesc import TMEM, with_leading
-from tlx_alias._mlir import ir
+from tlx_alias._mlir import ir, to_attr
 
 from ._ir import (ModulePass, PassContext, display_name, fail, int_attr, ints_attr, memdesc_of, set_int, set_str,
                   src_of, str_attr)
@@ -115,7 +115,7 @@ def _replace_with_view(alloc, backing, total, ctx, exact_views, row_windows):
     for key in ("tlx.overlap", "tlx.overlap_src"):  # the reuse tree, for the verifier's P4
         if key in spec.attributes:
             view.attributes[key] = spec.attributes[key]
-    set_str(view, "tlx.view", where.text())
+    view.attributes["tlx.view"] = to_attr(where.fields())
     alloc.result.replace_all_uses_with(view.result)
     alloc.erase()
     _retype_and_rewrite(view.result, where, alloc_src=src_of(view))

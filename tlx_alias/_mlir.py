@@ -42,3 +42,30 @@ def new_context():
     ctx = bare()
     ctx.allow_unregistered_dialects = True
     return ctx
+
+
+def to_attr(value):
+    """A builtin attribute for a Python value, in the current context: int -> i64, str -> string,
+    list/tuple of ints -> array<i64>, dict -> a dictionary of those (what tlx attributes are made of)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str, list, tuple, dict)):
+        raise TypeError(f"no builtin attribute for {value!r}")
+    if isinstance(value, int):
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
+    if isinstance(value, str):
+        return ir.StringAttr.get(value)
+    if isinstance(value, dict):
+        return ir.DictAttr.get({k: to_attr(v) for k, v in value.items()})
+    return ir.DenseI64ArrayAttr.get([int(v) for v in value])
+
+
+def from_attr(attr):
+    """The Python value of an attribute `to_attr` makes; ValueError for any other kind of attribute."""
+    for kind, read in ((ir.IntegerAttr, lambda a: a.value), (ir.StringAttr, lambda a: a.value),
+                       (ir.DenseI64ArrayAttr, list),
+                       (ir.DictAttr, lambda a: {a[k].name: from_attr(a[k].attr) for k in range(len(a))})):
+        try:
+            typed = kind(attr)     # the bindings' cast: ValueError when the attribute is of another kind
+        except ValueError:
+            continue
+        return read(typed)
+    raise ValueError(f"not an integer, string, array<i64> or dictionary attribute: {attr}")

@@ -25,7 +25,6 @@ contiguous, and can put a sub-tile on a `distinct` sibling; see README, "TLX and
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 SMEM_ALIGNMENT = 128
@@ -178,10 +177,11 @@ def first_overflow(node, storage: str, available: int):
 class ViewLayout:
     """Where buffer i of a lowered view lies: offset + (i // K) * stride + mixed-radix digits (units).
 
-    Written on each view as `tlx.view = "offset=..,stride=..,group=K,num=N,slot=..,radices=[..],strides=[..]"`
-    (`text`/`parse`): the lowering writes it, the verifier, the mutation harness and the demo read it.
-    `base`: where the IR's view starts (units into the spec, a multiple of the slot; ",base=.." in the text
-    when not 0). A view that starts at its first buffer instead of the spec's start spans only its own
+    Written on each view as the dictionary attribute `tlx.view = {base = .., group = K, num = N, offset = ..,
+    radices = array<i64: ..>, slot = .., stride = .., strides = array<i64: ..>}` (`fields`/`from_fields`,
+    `tlx_alias._mlir.to_attr`/`from_attr`): the lowering writes it, the verifier, the mutation harness and the
+    demo read it; `text` is its display in messages. `base`: where the IR's view starts (units into the spec,
+    a multiple of the slot). A view that starts at its first buffer instead of the spec's start spans only its own
     buffers, which keeps Triton 3.9's exact shared-memory analyses (one footprint per possible index) small.
     Offsets and strides stay spec-relative; `slot_of` counts slots from the view's start.
     """
@@ -198,18 +198,26 @@ class ViewLayout:
         if self.group is None:
             object.__setattr__(self, "group", math.prod(self.radices))
 
+    def fields(self) -> dict:
+        """The entries of the view's `tlx.view` attribute."""
+        return {"offset": self.offset, "stride": self.stride, "group": self.group, "num": self.num,
+                "slot": self.slot, "radices": list(self.radices), "strides": list(self.strides), "base": self.base}
+
     @staticmethod
-    def parse(text: str) -> "ViewLayout":
-        """The `tlx.view` string; K as written (a reader checks it). Without radices, a group of K > 1 is
-        the one digit (K, slot) (IR written before radices existed). Raises KeyError or ValueError."""
-        kv = dict(re.findall(r"(\w+)\s*=\s*(\[[^\]]*\]|[^,]*)", text))
-        offset, stride, group, num, slot = (int(kv[k]) for k in ("offset", "stride", "group", "num", "slot"))
-        radices, strides = (tuple(int(x) for x in re.findall(r"-?\d+", kv.get(k, ""))) for k in ("radices", "strides"))
-        if "radices" not in kv and group > 1:
-            radices, strides = (group,), (slot,)
-        return ViewLayout(offset, stride, slot, num, radices, strides, group, int(kv.get("base", 0)))
+    def from_fields(kv: dict) -> "ViewLayout":
+        """The layout a `tlx.view` attribute's entries describe; K as written (a reader checks it). Raises
+        KeyError (an entry missing) or ValueError (an entry of the wrong kind, radices and strides unpaired)."""
+        ints = {k: kv[k] for k in ("offset", "stride", "group", "num", "slot", "base")}
+        digits = (tuple(kv["radices"]), tuple(kv["strides"]))
+        if not all(type(v) is int for v in ints.values()) or not all(type(x) is int for d in digits for x in d):
+            raise ValueError("tlx.view: integer entries, and radices and strides arrays of integers, expected")
+        if len(digits[0]) != len(digits[1]):
+            raise ValueError("tlx.view: as many strides as radices expected")
+        return ViewLayout(ints["offset"], ints["stride"], ints["slot"], ints["num"], *digits, ints["group"],
+                          ints["base"])
 
     def text(self) -> str:
+        """For messages: offset=..,stride=..,group=..,num=..,slot=..,radices=[..],strides=[..][,base=..]."""
         return (f"offset={self.offset},stride={self.stride},group={self.group},num={self.num},slot={self.slot},"
                 f"radices={list(self.radices)},strides={list(self.strides)}"
                 + (f",base={self.base}" if self.base else ""))

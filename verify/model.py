@@ -28,7 +28,7 @@ import z3
 
 from tlx_alias import ttg
 from tlx_alias.layout import IntOps, ViewLayout
-from tlx_alias._mlir import ir
+from tlx_alias._mlir import from_attr, ir
 
 from .encode import INT_OPS, Encoder, _attr_int, _attr_ints, _attr_str, _width, loc_info
 from tlx_alias.memdesc import SMEM, TMEM, MalformedType, MemDesc, parse_memdesc
@@ -121,6 +121,7 @@ class View:
     box: tuple | None = None         # inner-dim slice of each buffer of `root`: (anchor, offsets, shape)
     root: "View | None" = None       # the view whose buffers this inner-dim slice cuts
     used_whole: bool = False         # some op accesses the view as a whole (not through `.index`)
+    unreadable: str = ""             # why its tlx.view could not be read (P1: "cannot prove")
 
     @property
     def indexed(self) -> bool:
@@ -491,12 +492,13 @@ class ModelBuilder:
         n, s = self.where(op)
         view = View(alloc, md, offset, name or n or f"{alloc.name}.{origin}{len(alloc.views)}", src or s,
                     exact, origin=origin, whole_extent=whole, pitch=pitch)
-        tv = _attr_str(op, "tlx.view")
-        if tv:
+        if "tlx.view" in op.attributes:
+            tv = op.attributes["tlx.view"]
             try:
-                view.tlx = ViewLayout.parse(tv)
-            except (KeyError, ValueError):
-                self.notes.append(f"unreadable tlx.view {tv!r} at {view.src}")
+                view.tlx = ViewLayout.from_fields(from_attr(tv))
+            except (KeyError, ValueError, TypeError):
+                view.unreadable = f"tlx.view {tv} (a dictionary of offset, stride, group, num, slot, base and the " \
+                    "radices and strides arrays expected)"
         view.alloc_id = _attr_str(op, "tlx.alloc")
         view.no_tree = "tlx.no_reuse_tree" in op.attributes
         alloc.views.append(view)

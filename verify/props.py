@@ -267,6 +267,12 @@ def p1_inside(kernel, alloc, q: Query) -> list:
                                f"has {alloc.size} {unit} (view at {v.src}, allocation at {alloc.src})",
                                v.src, FIX["P1"]))
             continue
+        if v.unreadable:
+            out.append(Verdict("P1", alloc.name, UNKNOWN, what, f"{v.name}'s declared layout is unreadable: "
+                               f"{v.unreadable} ({v.src})", v.src,
+                               "tlx.view must be the dictionary the lowering writes: lower the kernel again "
+                               "with this tlx-alias"))
+            continue
         if v.tlx:
             bad = _tlx_consistency(v, unit)
             if bad:

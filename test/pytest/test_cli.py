@@ -99,7 +99,7 @@ def test_a_file_without_a_kernel_is_unreadable_not_safe(tmp_path, capsys, name, 
 
 @pytest.mark.parametrize("suffix, form", [(".mlir", "generic MLIR"), (".ttgir", "Triton IR")])
 @pytest.mark.parametrize("cut, where, message", [
-    (lambda b: b[:3000], "21:330", "expected '\"' in string literal"),
+    (lambda b: b[:3000], "21:74", "expected '}' in attribute dictionary"),
     (lambda b: b"\n".join(b.split(b"\n")[:39] + b.split(b"\n")[40:]), "43:34", "use of undeclared SSA value name")])
 def test_a_parse_error_names_the_users_file_line_and_column(tmp_path, capsys, suffix, form, cut, where, message):
     path = write(tmp_path / f"cut{suffix}", cut(SEED_BYTES))

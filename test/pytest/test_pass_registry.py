@@ -4,6 +4,7 @@ import dataclasses
 import pytest
 
 from tlx_alias import layout
+from tlx_alias._mlir import from_attr, ir, new_context, to_attr
 from tlx_alias.layout import Group, Leaf, ViewLayout
 from tlx_alias.python_passes import PIPELINE, get_all_passes
 
@@ -41,14 +42,26 @@ def test_seed_formula_differs_from_the_layout_it_must_produce(k):
 
 def test_a_view_base_moves_the_slots_not_the_addresses():
     """A row-window view (base > 0) counts slots from its window; every buffer stays where the layout puts it,
-    and the text round-trips (no `base` written for a view that starts at the spec's start)."""
+    and the `tlx.view` dictionary round-trips through the MLIR parser."""
     whole = ViewLayout(131072, 196608, 16384, 4, (4,), (16384,))
     window = ViewLayout(131072, 196608, 16384, 4, (4,), (16384,), base=131072)
     assert [window.address(i) for i in range(4)] == [whole.address(i) for i in range(4)]
     assert [window.slot_of(i) for i in range(4)] == [0, 1, 2, 3]
     assert [whole.slot_of(i) for i in range(4)] == [8, 9, 10, 11]
     assert window.span() == whole.span() == (131072, 196608)
-    assert ViewLayout.parse(window.text()) == window and "base" not in whole.text()
+    with new_context():
+        for view in (whole, window):
+            assert ViewLayout.from_fields(from_attr(ir.Attribute.parse(str(to_attr(view.fields()))))) == view
+
+
+@pytest.mark.parametrize("change, problem", [
+    (lambda f: f.pop("slot"), KeyError), (lambda f: f.update(num="4"), ValueError),
+    (lambda f: f.update(strides=[]), ValueError), (lambda f: f.update(radices=["4"]), ValueError)])
+def test_a_malformed_view_dictionary_is_refused(change, problem):
+    fields = ViewLayout(0, 64, 16, 4, (4,), (16,)).fields()
+    change(fields)
+    with pytest.raises(problem):
+        ViewLayout.from_fields(fields)
 
 
 def test_a_ring_in_one_index_group_is_rewritten_without_division():

@@ -7,6 +7,7 @@ output for a TLX layout, then mutated), and small hand-aliased modules written h
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -139,6 +140,18 @@ def test_p1_lost_group_size_reports_view_index_and_range():
 def test_p1_slot_that_does_not_match_the_view_type():
     (v,) = bad(prove(synth.module_text(fa(l_tiles={"slot": 2}))), "P1")
     assert v.status == VIOLATION and "slot=2 but one 128x1xf32 buffer of the view is 1 cols" in v.detail
+
+
+@pytest.mark.parametrize("written", ['"offset=0,stride=128,group=1,num=2,slot=128"',   # the string of 0.1
+                                     "{group = 1 : i64, num = 2 : i64, offset = 0 : i64}"])  # entries missing
+def test_p1_a_view_whose_layout_cannot_be_read_is_not_proven(written):
+    """A TLX view must declare its layout in the dictionary the lowering writes: anything else leaves its
+    buffers unchecked against the tree, so P1 says "cannot prove" for it, with the reason, and the
+    compile stops (a blocking verdict)."""
+    text = re.sub(r"tlx\.view = \{[^{}]*\}", "tlx.view = " + written, synth.module_text(fa()), count=1)
+    (v,) = only(prove(text), "P1", want=UNKNOWN)
+    assert v.detail.startswith("qk_tiles's declared layout is unreadable: tlx.view ") and v.src.endswith(":12")
+    assert "lower the kernel again" in v.fix and v in prove(text).blocking
 
 
 def test_p1_backing_too_small_for_the_view():

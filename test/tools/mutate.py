@@ -62,6 +62,7 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 
+from tlx_alias._mlir import from_attr, ir, new_context, to_attr
 from tlx_alias.layout import ViewLayout
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -111,7 +112,7 @@ class View:
     alloc: str                 # tlx.alloc
     name: str
     backing: str               # SSA name of the backing allocation
-    view_text: str             # the tlx.view string as written
+    view_text: str             # the tlx.view dictionary as written
     layout: ViewLayout
     dim0: int                  # slots of the view's type
     tree_text: str | None      # tlx.overlap as written (escaped)
@@ -169,11 +170,12 @@ class Lowered:
                 rows = int(_MEMDESC.search(line.split(" -> ")[-1]).group(1).split("x")[0])
                 self.windows.append((n, m.group(2), int(m.group(3)) + rows))
             m = re.match(rf"\s*{NAME} = ttg\.memdesc_reinterpret ({NAME}) ", line)
-            if m and "tlx.view" in line:
-                view_text = _attr(line, "tlx.view")
+            view_text = _VIEW_ATTR.search(line) if m else None
+            if view_text:
+                view_text = view_text.group(1)
                 dim0 = int(_MEMDESC.search(line.split(" -> ")[-1]).group(1).split("x")[0])
                 v = View(n, _attr(line, "tlx.alloc"), _attr(line, "tlx.name") or _attr(line, "tlx.alloc"),
-                         windows.get(m.group(1), m.group(1)), view_text, ViewLayout.parse(view_text), dim0,
+                         windows.get(m.group(1), m.group(1)), view_text, _read_view(view_text), dim0,
                          _attr(line, "tlx.overlap"))
                 self.views[v.alloc] = self._by_line[n] = v
         self.sites = []
@@ -290,6 +292,27 @@ def _attr(line, key):
     return m.group(1) if m else None
 
 
+_VIEW_ATTR = re.compile(r"\btlx\.view = (\{[^{}]*\})")
+_CONTEXT = []
+
+
+def _in_context():
+    """One upstream MLIR context for reading and writing `tlx.view` dictionaries (the MLIR parser's)."""
+    if not _CONTEXT:
+        _CONTEXT.append(new_context())
+    return _CONTEXT[0]
+
+
+def _read_view(text: str) -> ViewLayout:
+    with _in_context():
+        return ViewLayout.from_fields(from_attr(ir.Attribute.parse(text)))
+
+
+def _view_text(layout: ViewLayout) -> str:
+    with _in_context():
+        return str(to_attr(layout.fields()))
+
+
 # ---------------------------------------------------------------------------------------------- oracle
 
 def oracle(spec: Lowered, impl: Lowered) -> list:
@@ -390,7 +413,7 @@ def relayout(low: Lowered, changes: dict) -> Edit:
     e = Edit(low)
     for a, lay in changes.items():
         v = low.views[a]
-        e.set(v.line, e.line(v.line).replace(f'tlx.view = "{v.view_text}"', f'tlx.view = "{lay.text()}"', 1))
+        e.set(v.line, e.line(v.line).replace(f"tlx.view = {v.view_text}", f"tlx.view = {_view_text(lay)}", 1))
         for s in low.sites:
             if s.view == a:
                 e.rewrite(s, lay)

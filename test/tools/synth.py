@@ -13,6 +13,8 @@ import json
 import math
 from dataclasses import dataclass, field, replace
 
+from tlx_alias._mlir import new_context, to_attr
+from tlx_alias.layout import ViewLayout
 from tlx_alias.memdesc import MemDesc, parse_memdesc
 
 SMEM_VIEW_LAYOUT = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>"
@@ -134,6 +136,14 @@ def rewrite_ops(leaf: Leaf, logical: str, out: list, tag: str = "{tlx.index_rewr
     return f"%{n}_phys"
 
 
+def _view_attr(leaf: Leaf) -> str:
+    """The leaf's `tlx.view` dictionary as the lowering writes it (a group of K > 1 is one digit (K, slot))."""
+    digits = ((leaf.group,), (leaf.slot,)) if leaf.group > 1 else ((), ())
+    view = ViewLayout(leaf.offset, leaf.stride, leaf.slot, leaf.num, *digits, leaf.group)
+    with new_context():
+        return str(to_attr(view.fields()))
+
+
 def module_text(lay: Layout, target: str = "cuda:100", index: dict | None = None, rewrite=rewrite_ops,
                 file: str = "k.py", with_tree: bool = True) -> str:
     """Generic-form module: backing + views + one indexed use per view in a loop over %n.
@@ -166,8 +176,7 @@ def module_text(lay: Layout, target: str = "cuda:100", index: dict | None = None
         slots = max(lay.total // leaf.slot, 1)
         vtype = _type((slots,) + tuple(leaf.shape), leaf, lay.storage)
         attrs = (f'tlx.alloc = "{leaf.id}", tlx.name = "{leaf.name}", tlx.spec = "spec0", tlx.src = "{file}:{line_no[0] + 1}", '
-                 f'tlx.view = "offset={leaf.offset},stride={leaf.stride},group={leaf.group},num={leaf.num},'
-                 f'slot={leaf.slot}"' + (f', tlx.overlap = "{overlap}"' if overlap else ""))
+                 f'tlx.view = {_view_attr(leaf)}' + (f', tlx.overlap = "{overlap}"' if overlap else ""))
         body.append(f'%{leaf.id} = "ttg.memdesc_reinterpret"(%backing) {{{attrs}}} : ({btype}) -> {vtype} '
                     f'{loc(leaf.name)}')
         views[leaf.id] = (vtype, _type(tuple(leaf.shape), leaf, lay.storage))

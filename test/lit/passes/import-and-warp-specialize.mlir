@@ -19,8 +19,8 @@
     %b = "ttg.local_alloc"() {tlx.spec = "spec0", tlx.alloc = "a1"} : () -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
     %c0 = "arith.constant"() <{value = 0 : i32}> : () -> i32
     // CHECK: %[[BK:.*]] = "ttg.local_alloc"() {alignment = 1024 : i32, tlx.backing = "spec0", tlx.src = "k.py:10"} : () -> !ttg.memdesc<1x65536xi8
-    // CHECK: "ttg.memdesc_reinterpret"(%[[BK]]) {tlx.alloc = "a0", tlx.name = "a", tlx.overlap = {{.*}}, tlx.spec = "spec0", tlx.src = "k.py:11", tlx.view = "offset=0,stride=32768,{{.*}}"} : {{.*}} -> !ttg.memdesc<4x64x64xf32, #shared, #smem, mutable>
-    // CHECK: %[[VB:.*]] = "ttg.memdesc_reinterpret"(%[[BK]]) {tlx.alloc = "a1", tlx.overlap = {{.*}}, tlx.spec = "spec0", tlx.src = "k.py:12", tlx.view = "offset=16384,stride=32768,{{.*}}"} : {{.*}} -> !ttg.memdesc<4x64x64xf32, #shared, #smem, mutable>
+    // CHECK: "ttg.memdesc_reinterpret"(%[[BK]]) {tlx.alloc = "a0", tlx.name = "a", tlx.overlap = {{.*}}, tlx.spec = "spec0", tlx.src = "k.py:11", tlx.view = {base = 0 : i64, {{.*}}, offset = 0 : i64, {{.*}}, stride = 32768 : i64, {{.*}}}} : {{.*}} -> !ttg.memdesc<4x64x64xf32, #shared, #smem, mutable>
+    // CHECK: %[[VB:.*]] = "ttg.memdesc_reinterpret"(%[[BK]]) {tlx.alloc = "a1", tlx.overlap = {{.*}}, tlx.spec = "spec0", tlx.src = "k.py:12", tlx.view = {base = 0 : i64, {{.*}}, offset = 16384 : i64, {{.*}}, stride = 32768 : i64, {{.*}}}} : {{.*}} -> !ttg.memdesc<4x64x64xf32, #shared, #smem, mutable>
     // CHECK: "ttg.warp_specialize"(%[[VB]], %arg0)
     "ttg.warp_specialize"(%b, %arg0) <{partitionNumWarps = array<i32: 1>, requestedRegisters = array<i32: 24>}> ({
       // Default partition: captures %b from above. b[0] = slot 1.

@@ -2,7 +2,7 @@
 // RUN: tlx-opt %s | FileCheck %s --check-prefix=WHOLE
 // RUN: tlx-opt %s --row-windows > %t.mlir
 // RUN: %PYTHON -m tlx_alias.verify.cli %t.mlir | FileCheck %s --check-prefix=PROOF
-// RUN: sed -e 's/base=65536/base=32768/' %t.mlir > %t.bad.mlir
+// RUN: sed -e 's/base = 65536 : i64/base = 32768 : i64/' %t.mlir > %t.bad.mlir
 // RUN: not %PYTHON -m tlx_alias.verify.cli %t.bad.mlir | FileCheck %s --check-prefix=BAD
 
 // distinct(c, shared[3](b_ring)): one 64 KiB c tile, then three 32 KiB b buffers, 163840 bytes: a [5, 32768]
@@ -25,9 +25,9 @@
   ^bb0(%i: i32):
     // CHECK: %[[B:.*]] = "ttg.local_alloc"() {{.*}} -> !ttg.memdesc<5x32768xi8
     // CHECK-NOT: "ttg.memdesc_subslice"(%[[B]]) {offsets = array<i32: 0, 0>}
-    // CHECK: "ttg.memdesc_reinterpret"(%[[B]]) {{.*}}tlx.view = "offset=0,stride=163840,group=1,num=1,slot=65536,radices=[],strides=[]"{{.*}} -> !ttg.memdesc<1x256x128xf16
+    // CHECK: "ttg.memdesc_reinterpret"(%[[B]]) {{.*}}tlx.view = {base = 0 : i64, group = 1 : i64, num = 1 : i64, offset = 0 : i64, radices = array<i64>, slot = 65536 : i64, stride = 163840 : i64, strides = array<i64>}{{.*}} -> !ttg.memdesc<1x256x128xf16
     // CHECK: %[[W1:.*]] = "ttg.memdesc_subslice"(%[[B]]) {offsets = array<i32: 2, 0>} : {{.*}} -> !ttg.memdesc<3x32768xi8, {{.*}}, 5x32768>
-    // CHECK: %[[V:.*]] = "ttg.memdesc_reinterpret"(%[[W1]]) {{.*}}tlx.view = "offset=65536,stride=163840,group=3,num=3,slot=32768,radices=[3],strides=[32768],base=65536"{{.*}} -> !ttg.memdesc<3x128x128xf16
+    // CHECK: %[[V:.*]] = "ttg.memdesc_reinterpret"(%[[W1]]) {{.*}}tlx.view = {base = 65536 : i64, group = 3 : i64, num = 3 : i64, offset = 65536 : i64, radices = array<i64: 3>, slot = 32768 : i64, stride = 163840 : i64, strides = array<i64: 32768>}{{.*}} -> !ttg.memdesc<3x128x128xf16
     // CHECK: "ttg.memdesc_index"(%[[V]], %{{.*}})
     // WHOLE-NOT: memdesc_subslice
     // WHOLE: -> !ttg.memdesc<2x256x128xf16

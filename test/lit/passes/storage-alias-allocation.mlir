@@ -10,7 +10,7 @@
   "tt.func"() <{function_type = () -> (), sym_name = "seed001_phase5"}> ({
     // CHECK-LABEL: sym_name = "seed001_phase5"
     // CHECK: %[[B:.*]] = "ttg.local_alloc"() {alignment = 1024 : i32, tlx.backing = "spec"} : () -> !ttg.memdesc<1x32768xi8, #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>, #ttg.shared_memory, mutable>
-    // CHECK: %[[QK:.*]] = "ttg.memdesc_reinterpret"(%[[B]]) {tlx.name = "qk", tlx.view = "offset=0,stride=16384,group=1,num=2,slot=16384,radices=[],strides=[]"} : {{.*}} -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
+    // CHECK: %[[QK:.*]] = "ttg.memdesc_reinterpret"(%[[B]]) {tlx.name = "qk", tlx.view = {base = 0 : i64, group = 1 : i64, num = 2 : i64, offset = 0 : i64, radices = array<i64>, slot = 16384 : i64, stride = 16384 : i64, strides = array<i64>}} : {{.*}} -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
     // CHECK: %[[P:.*]] = "ttg.memdesc_reinterpret"(%[[B]]) {{.*}} -> !ttg.memdesc<4x64x64xf16, #shared, #smem, mutable>
     // CHECK: %[[AL:.*]] = "ttg.memdesc_reinterpret"(%[[B]]) {{.*}} -> !ttg.memdesc<128x64xf32, #shared1, #smem, mutable>
     %spec = "tlx.storage_alias_spec"() {storage = "smem", buffer_size_bytes = 32768 : i64} : () -> !tlx.storage_alias_spec<smem, 32768>
