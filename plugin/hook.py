@@ -225,7 +225,7 @@ def _make_hook(prev):
                     if name == _triton.CAPACITY_STAGE and lowered.get("yes"):
                         check_capacity(metadata, target, lowered.get("src"))
                         underuse.hint(lowered["separations"], metadata, target, lowered["tmem_columns"])
-                except BaseException:
+                except Exception:   # (an interrupt goes on as it is: the proof's thread ends by itself)
                     join()
                     raise
                 if name == later[-1]:
