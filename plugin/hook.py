@@ -1,21 +1,21 @@
 """The stages hook: the tlx-alias pipeline between Triton's `ttgir` and `llir` stages.
 
 `install()` registers a stages hook (chained after any hook already set) that wraps `stages["ttgir"]`
-(Gluon's `gluon_to_ttgir`, Triton's `make_ttgir`). After that stage, `run_plugin` takes a module with
-tlx tags (`tlx.spec`) through the pipeline, top-down:
+(Gluon's `gluon_to_ttgir`, Triton's `make_ttgir`) and every later stage. After `ttgir`, `start_plugin`
+takes a module with tlx tags (`tlx.spec`) through the pipeline, top-down:
 
-    Triton module --bridge.to_upstream--> upstream MLIR module --passes (lowering)--> --verify (proof)-->
-    --bridge.to_triton--> Triton module (llir then assigns SMEM/TMEM offsets; `check_capacity` and the
-    under-use hint, `tlx_alias.underuse.hint`, after it)
+    Triton module --bridge.to_upstream--> upstream MLIR module --passes (lowering)--> --bridge.to_triton-->
+    Triton module (llir then assigns SMEM/TMEM offsets; `check_capacity` and the under-use hint,
+    `tlx_alias.underuse.hint`, after it)
+    lowered upstream module --verify (proof), on a thread of its own (`PendingProof`)--> verdicts
 
-In a compile the proof runs on a thread of its own while Triton's later stages, which release the GIL,
-generate code (`PendingProof`); the hook waits for it at the end of the last stage, and on any error of
-the stages in between, so no kernel is handed back before its proof is judged. `run_plugin` called
-directly proves before it returns. Any other module is returned as it is (same object, no round trip).
-While installed, Triton's compile
-caches are keyed on the plugin's version and `TLX_ALIAS_*` environment (`cache_key_suffix`), so a cache
-never hands back a kernel built under another plugin state. Activation by environment variable:
-`plugin/activation.py`.
+The proof runs while Triton's later stages, which release the GIL, generate code; the hook waits for it and
+judges it at the end of the last stage, and at the first error of a stage in between (the proof's verdict
+outranks that error), so no kernel is handed back before its proof is judged; if another hook has replaced
+the last stage, at `ttgir` itself. `run_plugin` (tests, tools) proves before it returns. Any other module is
+returned as it is (same object, no round trip). While installed, Triton's compile caches are keyed on the
+plugin's version and `TLX_ALIAS_*` environment (`cache_key_suffix`), so a cache never hands back a kernel
+built under another plugin state. Activation by environment variable: `plugin/activation.py`.
 """
 
 from __future__ import annotations
