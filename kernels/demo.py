@@ -20,7 +20,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
 from tlx_alias import _triton as compat
-from tlx_alias._mlir import from_attr, ir, new_context
+from tlx_alias._mlir import attr_value
 from tlx_alias.layout import ViewLayout
 
 import tlx_alias.language as tlx
@@ -62,14 +62,12 @@ def lowered_views(ttgir: str):
     """(name, ViewLayout, view type) for every view the lowering created, in program order (its `tlx.view`
     dictionary read by the MLIR parser)."""
     out = []
-    with new_context():
-        for line in ttgir.splitlines():
-            m = _VIEW.search(line)
-            if m is None:
-                continue
+    for line in ttgir.splitlines():
+        m = _VIEW.search(line)
+        if m is not None:
             names = dict(_NAMES.findall(line))
-            layout = ViewLayout.from_fields(from_attr(ir.Attribute.parse(m.group(1))))
-            out.append((names.get("tlx.name") or names.get("tlx.alloc"), layout, m.group(2)))
+            out.append((names.get("tlx.name") or names.get("tlx.alloc"), ViewLayout.from_fields(attr_value(m.group(1))),
+                        m.group(2)))
     return out
 
 

@@ -5,6 +5,7 @@ Prefers a real `mlir` package, then `torch_mlir` (the default dependency), then
 `passmanager` from here so the provider can change without touching passes.
 """
 
+import functools
 import importlib
 
 _PROVIDERS = ("mlir", "torch_mlir", "jaxlib.mlir")
@@ -69,3 +70,20 @@ def from_attr(attr):
             continue
         return read(typed)
     raise ValueError(f"not an integer, string, array<i64> or dictionary attribute: {attr}")
+
+
+@functools.lru_cache(maxsize=None)
+def _text_context():
+    return new_context()
+
+
+def attr_text(value) -> str:
+    """The MLIR text of `to_attr(value)`, for tools that write IR as text."""
+    with _text_context():
+        return str(to_attr(value))
+
+
+def attr_value(text: str):
+    """The Python value (`from_attr`) of an attribute written as MLIR text, read by the MLIR parser."""
+    with _text_context():
+        return from_attr(ir.Attribute.parse(text))

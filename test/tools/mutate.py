@@ -62,7 +62,7 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 
-from tlx_alias._mlir import from_attr, ir, new_context, to_attr
+from tlx_alias._mlir import attr_text, attr_value
 from tlx_alias.layout import ViewLayout
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -175,7 +175,7 @@ class Lowered:
                 view_text = view_text.group(1)
                 dim0 = int(_MEMDESC.search(line.split(" -> ")[-1]).group(1).split("x")[0])
                 v = View(n, _attr(line, "tlx.alloc"), _attr(line, "tlx.name") or _attr(line, "tlx.alloc"),
-                         windows.get(m.group(1), m.group(1)), view_text, _read_view(view_text), dim0,
+                         windows.get(m.group(1), m.group(1)), view_text, ViewLayout.from_fields(attr_value(view_text)), dim0,
                          _attr(line, "tlx.overlap"))
                 self.views[v.alloc] = self._by_line[n] = v
         self.sites = []
@@ -293,24 +293,6 @@ def _attr(line, key):
 
 
 _VIEW_ATTR = re.compile(r"\btlx\.view = (\{[^{}]*\})")
-_CONTEXT = []
-
-
-def _in_context():
-    """One upstream MLIR context for reading and writing `tlx.view` dictionaries (the MLIR parser's)."""
-    if not _CONTEXT:
-        _CONTEXT.append(new_context())
-    return _CONTEXT[0]
-
-
-def _read_view(text: str) -> ViewLayout:
-    with _in_context():
-        return ViewLayout.from_fields(from_attr(ir.Attribute.parse(text)))
-
-
-def _view_text(layout: ViewLayout) -> str:
-    with _in_context():
-        return str(to_attr(layout.fields()))
 
 
 # ---------------------------------------------------------------------------------------------- oracle
@@ -413,7 +395,7 @@ def relayout(low: Lowered, changes: dict) -> Edit:
     e = Edit(low)
     for a, lay in changes.items():
         v = low.views[a]
-        e.set(v.line, e.line(v.line).replace(f"tlx.view = {v.view_text}", f"tlx.view = {_view_text(lay)}", 1))
+        e.set(v.line, e.line(v.line).replace(f"tlx.view = {v.view_text}", f"tlx.view = {attr_text(lay.fields())}", 1))
         for s in low.sites:
             if s.view == a:
                 e.rewrite(s, lay)

@@ -13,7 +13,7 @@ import json
 import math
 from dataclasses import dataclass, field, replace
 
-from tlx_alias._mlir import new_context, to_attr
+from tlx_alias._mlir import attr_text
 from tlx_alias.layout import ViewLayout
 from tlx_alias.memdesc import MemDesc, parse_memdesc
 
@@ -139,9 +139,7 @@ def rewrite_ops(leaf: Leaf, logical: str, out: list, tag: str = "{tlx.index_rewr
 def _view_attr(leaf: Leaf) -> str:
     """The leaf's `tlx.view` dictionary as the lowering writes it (a group of K > 1 is one digit (K, slot))."""
     digits = ((leaf.group,), (leaf.slot,)) if leaf.group > 1 else ((), ())
-    view = ViewLayout(leaf.offset, leaf.stride, leaf.slot, leaf.num, *digits, leaf.group)
-    with new_context():
-        return str(to_attr(view.fields()))
+    return attr_text(ViewLayout(leaf.offset, leaf.stride, leaf.slot, leaf.num, *digits, leaf.group).fields())
 
 
 def module_text(lay: Layout, target: str = "cuda:100", index: dict | None = None, rewrite=rewrite_ops,
