@@ -15,6 +15,11 @@ between machines and runs. "added" is what a user waits for in all: the median o
 pairs, as a share of the compile with the plugin; beyond the plugin's own time it holds what Triton's later
 stages spend more on the lowered kernel than on the unshared one (Membar and the proxy-fence pass on 3.9). It is
 "n/a" where the unshared kernel is no baseline (TMEM past the SM's columns: Triton compiles it to a trap).
+
+`--proof-thread-ab` measures what running the proof beside code generation buys: each kernel compiled with the
+proof on its own thread (the default), with it inside the `ttgir` stage (a stages hook over the plugin's that
+replaces the last stage, which makes the plugin wait for the proof at `ttgir`), and without the plugin,
+interleaved; medians of the whole compile.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from triton import knobs
 from tlx_alias.kernels import (blackwell_attention, blackwell_gemm, demo, hopper_attention, hopper_attention_ws,
                                hopper_gemm, hopper_gemm_ws)
 from tlx_alias.kernels._common import BLACKWELL, compile_for
-from tlx_alias import targets
+from tlx_alias import _triton, targets
 from tlx_alias.plugin import hook
 
 GOAL = 5.0  # % of compile time (issue 13)
@@ -100,6 +105,37 @@ def measure(build, repeat: int) -> dict:
     return out
 
 
+def proof_thread_ab(build, repeat: int) -> dict:
+    """Medians (ms) of whole compiles: proof beside code generation, proof inside `ttgir`, no plugin; and of the
+    proof's own CPU time."""
+    hook.install()
+    compiled = build()
+    ours = _triton.get_stages_hook()
+
+    def last_stage_replaced(backend, stages, options, language, capability):
+        ours(backend, stages, options, language, capability)
+        last = list(stages)[-1]
+        stages[last] = lambda src, metadata, run=stages[last]: run(src, metadata)
+    inline = _triton.stages_hook(last_stage_replaced, "proof-inside-ttgir")
+    rows = {"beside": [], "inside": [], "off": [], "proof": []}
+    try:
+        for _ in range(repeat):
+            for mode in ("beside", "inside", "off"):
+                if mode == "off":
+                    hook.uninstall()
+                else:
+                    hook.install()
+                    _triton.set_stages_hook(inline if mode == "inside" else ours)
+                rows[mode].append(_compile(compiled)[0])
+                if mode == "beside":
+                    rows["proof"].append(hook.last_round_trip["proof_ms"])
+                _triton.set_stages_hook(ours)
+    finally:
+        _triton.set_stages_hook(ours)
+        hook.install()
+    return {k: statistics.median(v) for k, v in rows.items()}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5, help="compiles per column and kernel (default 5)")
@@ -107,6 +143,9 @@ def main(argv=None):
     ap.add_argument("--no-row-windows", action="store_true",
                     help="lower as before row windows (every SMEM view from the spec's start; Triton 3.9's default "
                          "is windows): what they save in Triton's later stages")
+    ap.add_argument("--proof-thread-ab", action="store_true",
+                    help="compile with the proof beside code generation, inside the ttgir stage and without the "
+                         "plugin, interleaved (see the module doc)")
     args = ap.parse_args(argv)
     if args.no_row_windows:
         from tlx_alias import _triton
@@ -123,8 +162,20 @@ def _run(args):
         if unknown:
             raise SystemExit(f"unknown kernel(s) {sorted(unknown)}; choose from {[n for n, _ in cases]}")
         cases = [c for c in cases if c[0] in args.only]
-    print(f"triton {triton.__version__}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-          f"median of {args.repeat} interleaved compiles per column; times in ms")
+    print(f"triton {triton.__version__}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs "
+          f"({len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else '?'} usable), median of {args.repeat} interleaved compiles per column; "
+          "times in ms")
+    if args.proof_thread_ab:
+        print("| kernel | proof beside code generation | proof inside ttgir | without plugin | saved | "
+              "the proof's CPU time |")
+        print("|---|---|---|---|---|---|")
+        with knobs.compilation.scope():
+            knobs.compilation.always_compile = True
+            for name, build in cases:
+                m = proof_thread_ab(build, args.repeat)
+                print(f"| {name} | {m['beside']:.0f} | {m['inside']:.0f} | {m['off']:.0f} | "
+                      f"{m['inside'] - m['beside']:.0f} | {m['proof']:.1f} |", flush=True)
+        return
     print("| kernel | target | compile with plugin | without | bridge to_upstream | passes | bridge to_triton "
           "| proof P1-P6/P8 | proof P7 | waited for the proof | plugin work (share) | plugin on the path "
           "| its share of compile | added in all (share) |")

@@ -12,7 +12,7 @@ takes a module with tlx tags (`tlx.spec`) through the pipeline, top-down:
 The proof runs while Triton's later stages, which release the GIL, generate code; the hook waits for it and
 judges it at the end of the last stage, and at the first error of a stage in between (the proof's verdict
 outranks that error), so no kernel is handed back before its proof is judged; if another hook has replaced
-the last stage, at `ttgir` itself. `run_plugin` (tests, tools) proves before it returns. Any other module is
+the last stage, or the process has one core, at `ttgir` itself. `run_plugin` (tests, tools) proves before it returns. Any other module is
 returned as it is (same object, no round trip). While installed, Triton's compile caches are keyed on the
 plugin's version and `TLX_ALIAS_*` environment (`cache_key_suffix`), so a cache never hands back a kernel
 built under another plugin state. Activation by environment variable: `plugin/activation.py`.
@@ -181,6 +181,14 @@ def start_plugin(triton_module, target=None):
 
 # ------------------------------------------------------------------------------------------ install
 
+def _spare_core() -> bool:
+    """Can this process run on more than one core (its affinity, else the machine's count)?"""
+    try:
+        return len(os.sched_getaffinity(0)) > 1
+    except AttributeError:   # no sched_getaffinity (macOS, Windows)
+        return (os.cpu_count() or 1) > 1
+
+
 def _make_hook(prev):
     def tlx_alias_stages_hook(*args):
         if not args:  # Triton >= 3.7 asks for the cache key of the pipeline as modified
@@ -213,8 +221,9 @@ def _make_hook(prev):
             lowered["src"] = last_round_trip.get("kernel_src")
             lowered["separations"] = last_round_trip.get("separations", [])
             lowered["tmem_columns"] = last_round_trip.get("tmem_columns", [])
-            # Triton runs the stages as they are now: overlap only if the last of them is still ours
-            if not later or stages[later[-1]] is not mine[later[-1]]:
+            # Triton runs the stages as they are now: overlap only if the last of them is still ours, and only
+            # with a core to spare (on one core the proof's thread and Triton's stages take turns: slower)
+            if not later or stages[later[-1]] is not mine[later[-1]] or not _spare_core():
                 join()
             return out
 

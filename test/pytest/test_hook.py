@@ -260,11 +260,11 @@ def _probe_llir(started):
     _triton.set_stages_hook(_triton.stages_hook(probe, "probe"))
 
 
-def _proof(started, seen, outcome=None):
-    """A stand-in for the Z3 proof: records whether llir had begun (waiting up to 20 s for it when `outcome`
-    is not None), then raises `outcome` if it is an exception, else returns a clean report."""
+def _proof(started, seen, outcome=None, patience=20):
+    """A stand-in for the Z3 proof: records whether llir began while it ran (waiting up to `patience` s for
+    that), then raises `outcome` if it is an exception, else returns a clean report."""
     def prove(module, target, aliases):
-        seen.append(started.wait(timeout=20) if outcome is not None else started.is_set())
+        seen.append(started.wait(timeout=patience))
         if isinstance(outcome, BaseException):
             raise outcome
         return Report("sm_90", 90, ["k_tagged"], [], [])
@@ -273,7 +273,7 @@ def _proof(started, seen, outcome=None):
 
 def test_the_proof_runs_while_triton_generates_code(calls, monkeypatch):
     started, seen = threading.Event(), []
-    monkeypatch.setattr(hook, "prove", _proof(started, seen, outcome="wait"))
+    monkeypatch.setattr(hook, "prove", _proof(started, seen))
     _probe_llir(started)
     hook.install()
     compile_(k_tagged)
@@ -341,7 +341,7 @@ def test_the_proof_is_waited_for_at_ttgir_when_another_hook_replaces_the_last_st
     """Triton runs the stages as the hooks leave them: if the last one is no longer ours, nothing later
     would wait for the proof, so the ttgir stage does."""
     started, seen = threading.Event(), []
-    monkeypatch.setattr(hook, "prove", _proof(started, seen))
+    monkeypatch.setattr(hook, "prove", _proof(started, seen, patience=2))
     _probe_llir(started)
     hook.install()
     ours = _triton.get_stages_hook()
@@ -351,6 +351,17 @@ def test_the_proof_is_waited_for_at_ttgir_when_another_hook_replaces_the_last_st
         last = list(stages)[-1]
         stages[last] = lambda src, metadata, run=stages[last]: run(src, metadata)
     _triton.set_stages_hook(_triton.stages_hook(theirs, "theirs"))
+    compile_(k_tagged)
+    assert seen == [False]
+
+
+def test_on_one_core_the_proof_is_waited_for_at_ttgir(calls, monkeypatch):
+    """With no core to spare the proof's thread would only take turns with Triton's stages: it is judged first."""
+    started, seen = threading.Event(), []
+    monkeypatch.setattr(hook, "prove", _proof(started, seen, patience=2))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    _probe_llir(started)
+    hook.install()
     compile_(k_tagged)
     assert seen == [False]
 
