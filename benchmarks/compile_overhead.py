@@ -162,34 +162,36 @@ def _run(args):
         if unknown:
             raise SystemExit(f"unknown kernel(s) {sorted(unknown)}; choose from {[n for n, _ in cases]}")
         cases = [c for c in cases if c[0] in args.only]
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     print(f"triton {triton.__version__}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs "
-          f"({len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else '?'} usable), median of {args.repeat} interleaved compiles per column; "
-          "times in ms")
+          f"({usable} usable), median of {args.repeat} interleaved compiles per column; times in ms")
     if args.proof_thread_ab:
-        print("| kernel | proof beside code generation | proof inside ttgir | without plugin | saved | "
-              "the proof's CPU time |")
-        print("|---|---|---|---|---|---|")
-        with knobs.compilation.scope():
-            knobs.compilation.always_compile = True
-            for name, build in cases:
-                m = proof_thread_ab(build, args.repeat)
-                print(f"| {name} | {m['beside']:.0f} | {m['inside']:.0f} | {m['off']:.0f} | "
-                      f"{m['inside'] - m['beside']:.0f} | {m['proof']:.1f} |", flush=True)
+        _table(cases, args.repeat, proof_thread_ab,
+               ["proof beside code generation", "proof inside ttgir", "without plugin", "saved",
+                "the proof's CPU time"],
+               lambda m: [f"{m['beside']:.0f}", f"{m['inside']:.0f}", f"{m['off']:.0f}",
+                          f"{m['inside'] - m['beside']:.0f}", f"{m['proof']:.1f}"])
         return
-    print("| kernel | target | compile with plugin | without | bridge to_upstream | passes | bridge to_triton "
-          "| proof P1-P6/P8 | proof P7 | waited for the proof | plugin work (share) | plugin on the path "
-          "| its share of compile | added in all (share) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    _table(cases, args.repeat, measure,
+           ["target", "compile with plugin", "without", "bridge to_upstream", "passes", "bridge to_triton",
+            "proof P1-P6/P8", "proof P7", "waited for the proof", "plugin work (share)", "plugin on the path",
+            "its share of compile", "added in all (share)"],
+           lambda m: [m["target"], f"{m['on']:.0f}", f"{m['off']:.0f}", f"{m['to_upstream']:.1f}",
+                      f"{m['passes']:.1f}", f"{m['to_triton']:.1f}", f"{m['proof']:.1f}", f"{m['p7']:.1f}",
+                      f"{m['wait']:.1f}", f"{m['work']:.1f} ({m['work_share']:.1f}%{_over(m['work_share'])})",
+                      f"{m['plugin']:.1f}", f"{m['share']:.1f}%{_over(m['share'])}",
+                      f"n/a ({m['no_baseline']})" if m["no_baseline"]
+                      else f"{m['added']:.0f} ({m['added_share']:.0f}%)"])
+
+
+def _table(cases, repeat, measure_one, header, row):
+    """One markdown row per kernel: `row` of what `measure_one(build, repeat)` returns, compiled uncached."""
+    print("| kernel | " + " | ".join(header) + " |")
+    print("|---|" + "---|" * len(header))
     with knobs.compilation.scope():
         knobs.compilation.always_compile = True
         for name, build in cases:
-            m = measure(build, args.repeat)
-            added = (f"n/a ({m['no_baseline']})" if m["no_baseline"]
-                     else f"{m['added']:.0f} ({m['added_share']:.0f}%)")
-            print(f"| {name} | {m['target']} | {m['on']:.0f} | {m['off']:.0f} | {m['to_upstream']:.1f} | "
-                  f"{m['passes']:.1f} | {m['to_triton']:.1f} | {m['proof']:.1f} | {m['p7']:.1f} | {m['wait']:.1f} | "
-                  f"{m['work']:.1f} ({m['work_share']:.1f}%{_over(m['work_share'])}) | {m['plugin']:.1f} | "
-                  f"{m['share']:.1f}%{_over(m['share'])} | {added} |", flush=True)
+            print(f"| {name} | " + " | ".join(row(measure_one(build, repeat))) + " |", flush=True)
 
 
 def _over(share) -> str:
