@@ -11,11 +11,12 @@ takes a module with tlx tags (`tlx.spec`) through the pipeline, top-down:
 
 The proof runs while Triton's later stages, which release the GIL, generate code; the hook waits for it and
 judges it at the end of the last stage, and at the first error of a stage in between (the proof's verdict
-outranks that error), so no kernel is handed back before its proof is judged; if another hook has replaced
-the last stage, or the process has one core, at `ttgir` itself. `run_plugin` (tests, tools) proves before it returns. Any other module is
-returned as it is (same object, no round trip). While installed, Triton's compile caches are keyed on the
-plugin's version and `TLX_ALIAS_*` environment (`cache_key_suffix`), so a cache never hands back a kernel
-built under another plugin state. Activation by environment variable: `plugin/activation.py`.
+outranks that error), so no kernel is handed back before its proof is judged; if another hook has replaced the
+last stage, or the process has one core, at `ttgir` itself. `run_plugin` (tests, tools) proves before it
+returns. Any other module is returned as it is (same object, no round trip). While installed, Triton's compile
+caches are keyed on the plugin's version and `TLX_ALIAS_*` environment (`cache_key_suffix`), so a cache never
+hands back a kernel built under another plugin state. Activation by environment variable:
+`plugin/activation.py`.
 """
 
 from __future__ import annotations
@@ -223,7 +224,8 @@ def _make_hook(prev):
             lowered["tmem_columns"] = last_round_trip.get("tmem_columns", [])
             # Triton runs the stages as they are now: overlap only if the last of them is still ours, and only
             # with a core to spare (on one core the proof's thread and Triton's stages take turns: slower)
-            if not later or stages[later[-1]] is not mine[later[-1]] or not _spare_core():
+            if lowered["proof"] is not None and (not later or stages[later[-1]] is not mine[later[-1]]
+                                                 or not _spare_core()):
                 join()
             return out
 

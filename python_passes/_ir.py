@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from tlx_alias.memdesc import MalformedType, parse_memdesc
-from tlx_alias._mlir import ir
+from tlx_alias._mlir import ir, to_attr
 from tlx_alias.errors import TlxAliasError
 
 
@@ -80,11 +80,13 @@ def set_str(op, name, value: str):
 
 
 def set_int(op, name, value: int, bits=64):
-    op.attributes[name] = ir.IntegerAttr.get(ir.IntegerType.get_signless(bits), value)
+    """An i64 attribute (`_mlir.to_attr`), or of another width where an op's own attribute asks for one."""
+    op.attributes[name] = to_attr(value) if bits == 64 else ir.IntegerAttr.get(ir.IntegerType.get_signless(bits),
+                                                                                value)
 
 
 def set_ints(op, name, values):
-    op.attributes[name] = ir.DenseI64ArrayAttr.get(list(values))
+    op.attributes[name] = to_attr(list(values))
 
 
 _LOC_RE = re.compile(r'"([^"]+)":(\d+)(?::(\d+))?')
