@@ -10,7 +10,8 @@ query rows of one (batch, head):
 * K and V tiles [BLOCK_N, D] stream through a KV_STAGES-deep ring (TMA + one mbarrier per tile and stage);
 * S = Q K^T and O += P V are async `warpgroup_mma`s; P goes from registers straight into the second wgmma
   as its A operand (no SMEM round trip);
-* online softmax in base 2 (`exp2`, the scale folded into log2(e) * sm_scale);
+* online softmax in base 2 (`exp2`, the scale folded into log2(e) * sm_scale; the row max of the raw scores
+  scaled once per row, each exp2's argument one FFMA, so sm_scale must be positive);
 * epilogue: O / l -> SMEM tile -> TMA store; LSE = (m + log2 l) * ln 2 with a masked store;
 * with 3+ K/V stages the loop is software-pipelined (PIPELINE, `pipeline_default`): block j issues
   S(j) = Q K(j)^T and then P(j-1) V(j-1), waits for S(j) only (`warpgroup_mma_wait(1)`), and runs its
@@ -117,16 +118,16 @@ def _softmax_block(j, qk, m_i, l_i, offs_m, seq_len, qk_scale,  #
                    MASKED: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr, s_layout: gl.constexpr,
                    p_layout: gl.constexpr, dtype: gl.constexpr):
     """Online softmax of block j's scores: P (as the A operand of P V), alpha = exp2(m_old - m_new), m, l."""
-    s = qk * qk_scale
+    s = qk   # unscaled: the scale goes into the row max (one product per row) and into each exp2's FMA
     if MASKED:
         offs_n = j * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
         keep = (offs_n < seq_len)[None, :]
         if CAUSAL:
             keep = keep & (offs_m[:, None] >= offs_n[None, :])
         s = gl.where(keep, s, -float("inf"))
-    m_new = gl.maximum(m_i, gl.max(s, axis=1))
+    m_new = gl.maximum(m_i, gl.max(s, axis=1) * qk_scale)   # the max of the scaled scores, as qk_scale > 0
     alpha = gl.exp2(m_i - m_new)
-    p = gl.exp2(s - m_new[:, None])
+    p = gl.exp2(s * qk_scale - m_new[:, None])
     l_i = l_i * alpha + gl.sum(p, axis=1)
     return gl.convert_layout(p.to(dtype), p_layout), alpha, m_new, l_i
 
@@ -356,15 +357,24 @@ def _check(q, k, v, o=None, lse=None):
         raise ValueError(f"attention: lse must be a contiguous ({B}, {H}, {S}) float32 tensor")
 
 
+def _positive_scale(sm_scale) -> float:
+    """The softmax takes the row max of the raw scores and scales it (max(x) * c = max(x * c) only for c > 0)."""
+    value = float(sm_scale)
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"attention: sm_scale must be a positive finite number, got {sm_scale!r}")
+    return value
+
+
 def make_launch(q, k, v, o, lse, causal: bool = False, sm_scale: float | None = None, *, share: bool = True,
                 **config):
     """Check the operands, build the TMA descriptors and the grid once; return a zero-argument callable
     that launches the kernel writing O into o and the LSE into lse (what `attention` and the benchmark call)."""
+    sm_scale = None if sm_scale is None else _positive_scale(sm_scale)
     _check(q, k, v, o, lse)
     B, H, S, D = q.shape
     cfg = dict(default_config(D), **config)
     BLOCK_M, BLOCK_N = cfg["BLOCK_M"], cfg["BLOCK_N"]
-    sm_scale = 1.0 / math.sqrt(D) if sm_scale is None else float(sm_scale)
+    sm_scale = 1.0 / math.sqrt(D) if sm_scale is None else sm_scale
     tile_layout, kv_layout = _layouts(gl_dtype(q.dtype), D, BLOCK_M, BLOCK_N)
     rows = lambda t: t.view(B * H, S, D)  # noqa: E731  rank 3: TMA bounds-checks S per head
     q_desc = TensorDescriptor.from_tensor(rows(q), [1, BLOCK_M, D], tile_layout)

@@ -91,7 +91,13 @@ declared distinct in the spec: the compile stops with "shared memory over capaci
 "plain" (every buffer a plain allocation, no spec) and "registers" (O stored straight from the wgmma registers,
 no staging tile at all: at D = 128 it also fits 3 stages).
 
-Measured: to be measured on the H100 (`bash scripts/gpu_run.sh ws`; see the README).
+The softmax takes the row max of the raw scores and scales it once per row; each exp2's argument is one FFMA
+(qk * qk_scale - m), as in FA3 (a product per score before the max cost 62 more instructions per block and
+thread, 1-10% of the kernel's speed at D=128 on the H100). max(x) * c = max(x * c) needs c > 0: the host wrapper
+refuses an sm_scale that is not positive.
+
+Measured (README "Performance"; H100, B4 S8192, two interleaved runs of `bash scripts/gpu_run.sh ws-ab`): 1.01-1.06x
+cuDNN at D=128 and D=256, both masks, on Triton 3.6.0; 0.99-1.01x on 3.9.0.
 """
 
 from __future__ import annotations
@@ -167,16 +173,16 @@ def _pass_turn(turn, g: gl.constexpr, PINGPONG: gl.constexpr):
 def _softmax(j, qk, m_i, l_i, rows, seq_len, qk_scale, MASKED: gl.constexpr, CAUSAL: gl.constexpr,
              BLOCK_N: gl.constexpr):
     """Online softmax of block j's scores (base 2): P (fp32, unnormalised), alpha = exp2(m_old - m_new), m, l."""
-    s = qk * qk_scale
+    s = qk   # unscaled: the scale goes into the row max (one product per row) and into each exp2's FMA
     if MASKED:
         cols = j * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, qk.type.layout))
         keep = (cols < seq_len)[None, :]
         if CAUSAL:
             keep = keep & (rows[:, None] >= cols[None, :])
         s = gl.where(keep, s, -float("inf"))
-    m_new = gl.maximum(m_i, gl.max(s, axis=1))
+    m_new = gl.maximum(m_i, gl.max(s, axis=1) * qk_scale)   # the max of the scaled scores, as qk_scale > 0
     alpha = gl.exp2(m_i - m_new)
-    p = gl.exp2(s - m_new[:, None])
+    p = gl.exp2(s * qk_scale - m_new[:, None])
     l_i = l_i * alpha + gl.sum(p, axis=1)
     return p, alpha, m_new, l_i
 
@@ -437,10 +443,19 @@ def _check(q, k, v, o=None, lse=None):
         raise ValueError(f"attention_ws: lse must be a contiguous ({B}, {H}, {S}) float32 tensor")
 
 
+def _positive_scale(sm_scale) -> float:
+    """The softmax takes the row max of the raw scores and scales it (max(x) * c = max(x * c) only for c > 0)."""
+    value = float(sm_scale)
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"attention_ws: sm_scale must be a positive finite number, got {sm_scale!r}")
+    return value
+
+
 def make_launch(q, k, v, o, lse, causal: bool = False, sm_scale: float | None = None, **config):
     """Check the operands, build the TMA descriptors and the grid once; return a zero-argument callable that
     launches the kernel writing O into o and the LSE into lse (what `attention` and the benchmark call).
     `config` overrides `default_config(D)`."""
+    sm_scale = None if sm_scale is None else _positive_scale(sm_scale)
     _check(q, k, v, o, lse)
     B, H, S, D = q.shape
     cfg = dict(default_config(D), **config)
@@ -449,7 +464,7 @@ def make_launch(q, k, v, o, lse, causal: bool = False, sm_scale: float | None = 
         raise ValueError(f"attention_ws: unknown option(s) {sorted(unknown)} or epilogue {cfg['epilogue']!r}; "
                          f"options: {sorted(default_config(D))}, epilogues: {list(EPILOGUES)}")
     BLOCK_N = cfg["BLOCK_N"]
-    sm_scale = 1.0 / math.sqrt(D) if sm_scale is None else float(sm_scale)
+    sm_scale = 1.0 / math.sqrt(D) if sm_scale is None else sm_scale
     tile_layout, kv_layout = _layouts(gl_dtype(q.dtype), D, BLOCK_N)
     rows = lambda t: t.view(B * H, S, D)  # noqa: E731  rank 3: TMA bounds-checks S per head
     q_desc = TensorDescriptor.from_tensor(rows(q), [1, ROWS.value, D], tile_layout)

@@ -10,6 +10,7 @@ import math
 import re
 
 import pytest
+import sass
 import torch
 from hopper_tests import GPU, MBARRIER, private_cache, views  # noqa: F401 (the fixture)
 from ir_text import smem_backing
@@ -221,6 +222,18 @@ def test_kernels_are_proven_safe():
     assert proof_of(attn(gl.bfloat16, 128, True, True, 3)) == "ok"
 
 
+@pytest.mark.skipif(sass.disassembler() is None, reason="no nvdisasm")
+@pytest.mark.parametrize("head_dim,causal,stages", [(128, False, 2), (64, True, 3), (128, True, 3)])
+def test_sass_each_exp2_is_fed_by_an_fma(head_dim, causal, stages):
+    """The softmax scales the row max once per row and each score inside the FFMA that makes its exp2's argument
+    (qk * qk_scale - m), so the kernel has at least as many FFMA as MUFU.EX2 (a product per score and a separate
+    subtraction before each exp2 leave about half as many)."""
+    code = sass.disassemble(attn(gl.bfloat16, head_dim, causal, True, stages).kernel.asm["cubin"])
+    ffma = len(re.findall(r"\bFFMA\b", code))
+    ex2 = code.count("MUFU.EX2")
+    assert ex2 > 0 and ffma >= ex2, (ffma, ex2)
+
+
 # ----------------------------------------------------------------------------------------------- host checks
 
 def test_host_wrappers_reject_bad_arguments():
@@ -237,6 +250,8 @@ def test_host_wrappers_reject_bad_arguments():
         ha.attention(q, q[:, :1], q)
     with pytest.raises(ValueError, match="CUDA|head dim"):
         ha.attention(q, q, q)
+    with pytest.raises(ValueError, match="attention: sm_scale must be a positive finite number"):
+        ha.make_launch(q, q, q, q, None, sm_scale=0.0)
 
 
 # ----------------------------------------------------------------------------------------------- GPU

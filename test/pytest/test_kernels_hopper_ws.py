@@ -257,6 +257,18 @@ def test_sass_softmax_runs_while_p_v_is_in_flight(head_dim, causal, bn):
     assert counts == [bn // 2 + 2] * 4          # 2 consumers x (unmasked loop, masked loop)
 
 
+@needs_disassembler
+@pytest.mark.parametrize("head_dim,causal,bn", [(128, False, 128), (128, True, 128), (256, False, 64),
+                                                (64, True, 128)])
+def test_sass_softmax_scales_inside_the_exp2_fma(head_dim, causal, bn):
+    """The row max is taken over the raw scores and scaled once per row (2 rows per thread); each exp2 argument is
+    one FFMA of a raw score (qk * qk_scale - m): no separate product per score, in masked and unmasked loops."""
+    ops = sass.softmax_float_ops(sass_of(gl.bfloat16, head_dim, causal, "shared", None, bn))
+    assert len(ops) == 4
+    for window in ops:
+        assert window["FMUL"] == 2 and window["FFMA"] == bn // 2, window
+
+
 @pytest.mark.skipif(sass.ptxas() is None, reason="no ptxas")
 @pytest.mark.parametrize("head_dim,causal", [(64, False), (128, True), (256, False), (256, True)])
 def test_ptxas_keeps_the_wgmmas_asynchronous_without_spills(head_dim, causal):
@@ -281,6 +293,9 @@ def test_host_wrapper_rejects_bad_arguments():
         ws.attention(q.float(), q.float(), q.float())
     with pytest.raises(ValueError, match="CUDA"):
         ws.attention(q, q, q)
+    for scale in (0.0, -0.125, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="sm_scale must be a positive finite number"):
+            ws.make_launch(q, q, q, q, None, sm_scale=scale)
 
 
 def test_default_configs_fit():

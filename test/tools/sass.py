@@ -1,6 +1,6 @@
 """SASS of a compiled kernel, read per warp-specialized partition (CPU tests and the GPU smoke run).
 
-    from sass import disassemble, partitions, ptxas_report, softmax_overlap
+    from sass import disassemble, partitions, ptxas_report, softmax_float_ops, softmax_overlap
     text = disassemble(compiled.asm["cubin"])      # None when no nvdisasm is found
 
 `partitions(text)` cuts the SASS at the `USETMAXREG` instructions Triton emits when a `gl.warp_specialize`
@@ -8,7 +8,7 @@ partition starts (each partition sets its register budget first) and counts per 
 UTMASTG (TMA loads / stores), MUFU.EX2 (exp2). `softmax_overlap(text)` counts, for every
 `WARPGROUP.DEPBAR.LE gsb0, 0x1` (a wgmma wait leaving one group in flight), the MUFU.EX2 issued before the next
 `WARPGROUP.DEPBAR.LE gsb0, 0x0`: the exp2s that run while that group (P V in the attention kernels) is still on
-the tensor cores.
+the tensor cores; `softmax_float_ops(text)` counts the FP32 FMUL / FFMA / FADD in the same windows.
 """
 from __future__ import annotations
 
@@ -98,17 +98,32 @@ def partitions(text: str) -> list:
     return out
 
 
-def softmax_overlap(text: str) -> list:
-    """MUFU.EX2 count between each `DEPBAR.LE gsb0, 0x1` and the next `DEPBAR.LE gsb0, 0x0`, in code order."""
+def _softmax_windows(text: str) -> list:
+    """The instructions between each `DEPBAR.LE gsb0, 0x1` and the next `DEPBAR.LE gsb0, 0x0`, in code order."""
     code = _instructions(text)
     out, i = [], 0
     while i < len(code):
         if "WARPGROUP.DEPBAR.LE gsb0, 0x1" in code[i]:
             j = next((k for k in range(i + 1, len(code)) if "WARPGROUP.DEPBAR.LE gsb0, 0x0" in code[k]), len(code))
-            out.append(sum("MUFU.EX2" in c for c in code[i:j]))
+            out.append(code[i:j])
             i = j
         i += 1
     return out
+
+
+def _opcode(ins: str) -> str:
+    return re.sub(r"^@!?U?P[T\d]+\s+", "", ins).split(" ", 1)[0].split(".", 1)[0]
+
+
+def softmax_overlap(text: str) -> list:
+    """MUFU.EX2 count between each `DEPBAR.LE gsb0, 0x1` and the next `DEPBAR.LE gsb0, 0x0`, in code order."""
+    return [sum("MUFU.EX2" in c for c in window) for window in _softmax_windows(text)]
+
+
+def softmax_float_ops(text: str) -> list:
+    """{opcode: count} of the FP32 arithmetic (FMUL, FFMA, FADD) in each window of `softmax_overlap`."""
+    return [{op: sum(_opcode(c) == op for c in window) for op in ("FMUL", "FFMA", "FADD")}
+            for window in _softmax_windows(text)]
 
 
 def summary(text: str) -> str:
