@@ -37,6 +37,7 @@ Every kernel module also exposes `cpu_report() -> list[dict]` built from `report
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 import time
@@ -252,6 +253,17 @@ _GL_DTYPES = {"torch.float16": gl.float16, "torch.bfloat16": gl.bfloat16, "torch
 def gl_dtype(torch_dtype):
     """The Gluon dtype of a torch dtype the kernels take (float16, bfloat16, float32), or None."""
     return _GL_DTYPES.get(str(torch_dtype))
+
+
+def softmax_scale(sm_scale, head_dim: int, who: str) -> float:
+    """The attention kernels' sm_scale (default 1 / sqrt(D)). Their softmax takes the row max of the raw scores and
+    scales it once (max(x) * c = max(x * c) only for c > 0), so a scale that is not positive and finite is refused."""
+    if sm_scale is None:
+        return 1.0 / math.sqrt(head_dim)
+    value = float(sm_scale)
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"{who}: sm_scale must be a positive finite number, got {sm_scale!r}")
+    return value
 
 
 def check_matmul(a, b, out, who: str):

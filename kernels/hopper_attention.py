@@ -67,7 +67,6 @@ beyond what the epilogue needs anyway) and at D=128 it is what makes a 3-stage K
 
 from __future__ import annotations
 
-import math
 
 import torch
 import triton
@@ -81,7 +80,7 @@ from tlx_alias import _triton as compat
 from tlx_alias import targets
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import HOPPER, compile_for, gl_dtype, report_row, tensordesc
+from tlx_alias.kernels._common import HOPPER, compile_for, gl_dtype, report_row, softmax_scale, tensordesc
 
 __all__ = ["hopper_attention_kernel", "attention", "make_launch", "compile_attention", "smem_plan", "cpu_report"]
 
@@ -357,24 +356,15 @@ def _check(q, k, v, o=None, lse=None):
         raise ValueError(f"attention: lse must be a contiguous ({B}, {H}, {S}) float32 tensor")
 
 
-def _positive_scale(sm_scale) -> float:
-    """The softmax takes the row max of the raw scores and scales it (max(x) * c = max(x * c) only for c > 0)."""
-    value = float(sm_scale)
-    if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"attention: sm_scale must be a positive finite number, got {sm_scale!r}")
-    return value
-
-
 def make_launch(q, k, v, o, lse, causal: bool = False, sm_scale: float | None = None, *, share: bool = True,
                 **config):
     """Check the operands, build the TMA descriptors and the grid once; return a zero-argument callable
     that launches the kernel writing O into o and the LSE into lse (what `attention` and the benchmark call)."""
-    sm_scale = None if sm_scale is None else _positive_scale(sm_scale)
     _check(q, k, v, o, lse)
     B, H, S, D = q.shape
     cfg = dict(default_config(D), **config)
     BLOCK_M, BLOCK_N = cfg["BLOCK_M"], cfg["BLOCK_N"]
-    sm_scale = 1.0 / math.sqrt(D) if sm_scale is None else sm_scale
+    sm_scale = softmax_scale(sm_scale, D, "attention")
     tile_layout, kv_layout = _layouts(gl_dtype(q.dtype), D, BLOCK_M, BLOCK_N)
     rows = lambda t: t.view(B * H, S, D)  # noqa: E731  rank 3: TMA bounds-checks S per head
     q_desc = TensorDescriptor.from_tensor(rows(q), [1, BLOCK_M, D], tile_layout)

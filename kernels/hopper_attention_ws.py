@@ -102,7 +102,6 @@ cuDNN at D=128 and D=256, both masks, on Triton 3.6.0; 0.99-1.01x on 3.9.0.
 
 from __future__ import annotations
 
-import math
 
 import torch
 import triton
@@ -115,7 +114,8 @@ from tlx_alias import _triton as compat
 from tlx_alias import targets
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import HOPPER, compile_for, dtype_name, gl_dtype, report_row, tensordesc
+from tlx_alias.kernels._common import (HOPPER, compile_for, dtype_name, gl_dtype, report_row, softmax_scale,
+                                       tensordesc)
 
 __all__ = ["attention_ws_kernel", "attention", "make_launch", "compile_attention", "smem_plan", "most_stages",
            "default_config", "cpu_report", "EPILOGUES"]
@@ -443,19 +443,10 @@ def _check(q, k, v, o=None, lse=None):
         raise ValueError(f"attention_ws: lse must be a contiguous ({B}, {H}, {S}) float32 tensor")
 
 
-def _positive_scale(sm_scale) -> float:
-    """The softmax takes the row max of the raw scores and scales it (max(x) * c = max(x * c) only for c > 0)."""
-    value = float(sm_scale)
-    if not (value > 0 and math.isfinite(value)):
-        raise ValueError(f"attention_ws: sm_scale must be a positive finite number, got {sm_scale!r}")
-    return value
-
-
 def make_launch(q, k, v, o, lse, causal: bool = False, sm_scale: float | None = None, **config):
     """Check the operands, build the TMA descriptors and the grid once; return a zero-argument callable that
     launches the kernel writing O into o and the LSE into lse (what `attention` and the benchmark call).
     `config` overrides `default_config(D)`."""
-    sm_scale = None if sm_scale is None else _positive_scale(sm_scale)
     _check(q, k, v, o, lse)
     B, H, S, D = q.shape
     cfg = dict(default_config(D), **config)
@@ -464,7 +455,7 @@ def make_launch(q, k, v, o, lse, causal: bool = False, sm_scale: float | None = 
         raise ValueError(f"attention_ws: unknown option(s) {sorted(unknown)} or epilogue {cfg['epilogue']!r}; "
                          f"options: {sorted(default_config(D))}, epilogues: {list(EPILOGUES)}")
     BLOCK_N = cfg["BLOCK_N"]
-    sm_scale = 1.0 / math.sqrt(D) if sm_scale is None else sm_scale
+    sm_scale = softmax_scale(sm_scale, D, "attention_ws")
     tile_layout, kv_layout = _layouts(gl_dtype(q.dtype), D, BLOCK_N)
     rows = lambda t: t.view(B * H, S, D)  # noqa: E731  rank 3: TMA bounds-checks S per head
     q_desc = TensorDescriptor.from_tensor(rows(q), [1, ROWS.value, D], tile_layout)

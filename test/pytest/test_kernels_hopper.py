@@ -20,6 +20,7 @@ from tlx_alias import _triton as compat
 
 from tlx_alias.errors import TlxAliasError
 from tlx_alias.kernels import hopper_attention as ha
+from tlx_alias.kernels._common import softmax_scale
 from tlx_alias.kernels import hopper_gemm as hg
 from tlx_alias.kernels import hopper_gemm_ws
 
@@ -250,8 +251,10 @@ def test_host_wrappers_reject_bad_arguments():
         ha.attention(q, q[:, :1], q)
     with pytest.raises(ValueError, match="CUDA|head dim"):
         ha.attention(q, q, q)
-    with pytest.raises(ValueError, match="attention: sm_scale must be a positive finite number"):
-        ha.make_launch(q, q, q, q, None, sm_scale=0.0)
+    # the attention kernels scale the row max of the raw scores (max(x) * c = max(x * c) only for c > 0)
+    for scale in (0.0, -0.125, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="attention: sm_scale must be a positive finite number"):
+            softmax_scale(scale, 64, "attention")
 
 
 # ----------------------------------------------------------------------------------------------- GPU

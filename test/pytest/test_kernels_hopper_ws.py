@@ -293,9 +293,6 @@ def test_host_wrapper_rejects_bad_arguments():
         ws.attention(q.float(), q.float(), q.float())
     with pytest.raises(ValueError, match="CUDA"):
         ws.attention(q, q, q)
-    for scale in (0.0, -0.125, float("nan"), float("inf")):
-        with pytest.raises(ValueError, match="sm_scale must be a positive finite number"):
-            ws.make_launch(q, q, q, q, None, sm_scale=scale)
 
 
 def test_default_configs_fit():
