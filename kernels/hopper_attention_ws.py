@@ -1,6 +1,6 @@
 """
-Warp-specialized flash-attention forward on Hopper: a TMA producer, two consumer warpgroups in ping-pong, and O
-staged in Q's bytes
+Warp-specialized flash-attention forward on Hopper: a TMA producer, two consumer warpgroups (ping-pong optional),
+and O staged in Q's bytes
 =============================================================================================================
 
 O = softmax(Q K^T * sm_scale [+ causal mask]) V and LSE = logsumexp of the scaled scores per query row, for Q, K,
@@ -19,6 +19,8 @@ Per consumer and K/V block j >= 1 (block 0 issues S(0) only; after the loop the 
 
     take turn j | S(j) = Q K(j)^T | O *= alpha(j-1), P(j-1) -> 16 bit | O += P(j-1) V(j-1) | pass turn
     wait(1): S(j) retired | softmax(j) while P(j-1) V(j-1) runs | release K(j) | wait(0) | release V(j-1)
+
+("take turn" and "pass turn" only with PINGPONG=True, see below.)
 
 The turn is a pair of mbarriers (Gluon has no named barriers): consumer g waits on turn[g] and arrives on
 turn[1-g] once its two wgmmas are issued, so the tensor cores see S0(j) PV0(j-1) | S1(j) PV1(j-1) | S0(j+1) ...
