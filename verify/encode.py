@@ -708,30 +708,32 @@ class Encoder:
                             out |= self._constants_under(y, body, depth + 1)
         return out
 
-    def solvers(self):
-        """The kernel's two solvers, each holding every fact (creating one costs more than a check): Z3's
-        linear-integer solver first (the index arithmetic is linear with constant divisors and moduli: about
-        3x faster than the default solver on the kernels here), the default solver for what the first gives
-        up on (a modulus by a variable, a product of variables)."""
+    def solver(self, k):
+        """The kernel's solver k, holding every fact (creating one costs more than a check): 0 is Z3's
+        linear-integer solver (the index arithmetic is linear with constant divisors and moduli: about 3x
+        faster than the default solver on the kernels here), 1 the default solver, made only when the first
+        gives up (a modulus by a variable, a product of variables)."""
         if self._hs is None:
-            self._hs = [[z3.SolverFor("QF_LIA", ctx=self.ctx), 0], [z3.Solver(ctx=self.ctx), 0]]
-            for solver, _ in self._hs:
-                # A deterministic budget (z3 resource units), not wall time: verdicts must not depend on load.
-                solver.set("rlimit", RLIMIT_INVARIANT)
-        for entry in self._hs:
-            if entry[1] < len(self.facts):
-                entry[0].add(self.facts[entry[1]:])
-                entry[1] = len(self.facts)
-        return [solver for solver, _ in self._hs]
+            self._hs = [None, None]
+        if self._hs[k] is None:
+            solver = z3.SolverFor("QF_LIA", ctx=self.ctx) if k == 0 else z3.Solver(ctx=self.ctx)
+            # A deterministic budget (z3 resource units), not wall time: verdicts must not depend on load.
+            solver.set("rlimit", RLIMIT_INVARIANT)
+            self._hs[k] = [solver, 0]
+        entry = self._hs[k]
+        if entry[1] < len(self.facts):
+            entry[0].add(self.facts[entry[1]:])
+            entry[1] = len(self.facts)
+        return entry[0]
 
     def _prune(self, cands, hyp, goal):
         """The candidates whose goal holds under facts + hyp; the default solver takes over where the linear
         one gives up, and nothing is kept where both do (rather than guess)."""
         live = list(cands)
-        for s in self.solvers():
-            live = self._prune_with(s, live, hyp, goal)
-            if live is not None:
-                return live
+        for k in (0, 1):
+            kept = self._prune_with(self.solver(k), live, hyp, goal)
+            if kept is not None:
+                return kept
         return []
 
     @staticmethod

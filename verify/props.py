@@ -132,7 +132,8 @@ class Query:
     def find(self, *constraints):
         """('sat', model) | ('unsat', None) | ('unknown', SMT-LIB text of the query). The default solver
         answers what the linear one gives up on; the budget counts both."""
-        for s in self.enc.solvers():  # (asserts facts added since: encoding a counterexample may add some)
+        for k in (0, 1):
+            s = self.enc.solver(k)  # (asserts facts added since: encoding a counterexample may add some)
             left = self.budget - self.spent
             if left <= 0:
                 return "unknown", f"; the proof budget of this kernel ({self.budget} Z3 resource units) is used up"
