@@ -22,6 +22,7 @@ hands back a kernel built under another plugin state. Activation by environment 
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import re
 import threading
@@ -288,24 +289,31 @@ def is_installed() -> bool:
 # ------------------------------------------------------------------------------------------ cache key
 
 _version = None
+KEYED_PACKAGES = ("tlx_alias", "tlx_alias.plugin", "tlx_alias.python_passes", "tlx_alias.verify")
+"""The packages whose sources can change a compiled kernel: frontend and bridge, plugin, passes, proof (not the
+bundled kernels, nor test tooling and benchmarks, which live outside the package)."""
+
+
+def keyed_sources() -> list:
+    """(module name, path) of every source file of KEYED_PACKAGES, found through each package's own folder:
+    installed, the subpackages are folders of `tlx_alias`; in the source tree they are folders beside it."""
+    out = []
+    for package in KEYED_PACKAGES:
+        folder = os.path.dirname(os.path.abspath(importlib.import_module(package).__file__))
+        out += [(f"{package}.{name[:-3]}", os.path.join(folder, name))
+                for name in sorted(os.listdir(folder)) if name.endswith(".py")]
+    return out
 
 
 def plugin_version() -> str:
-    """Hash of the tlx_alias sources that can change a compiled kernel (frontend, plugin, passes, proof)."""
+    """Hash of `keyed_sources()` and the package version: part of every cache key of a kernel the plugin compiles."""
     global _version
     if _version is None:
-        import tlx_alias
-        root = os.path.dirname(os.path.abspath(tlx_alias.__file__))
-        h = hashlib.sha256(tlx_alias.__version__.encode())
-        for dirpath, dirnames, filenames in os.walk(root):
-            # what can change a compiled kernel: frontend, plugin, passes, proof (not the bundled kernels)
-            dirnames[:] = sorted(d for d in dirnames if d not in ("__pycache__", "kernels"))
-            for name in sorted(filenames):
-                if name.endswith(".py"):
-                    path = os.path.join(dirpath, name)
-                    h.update(os.path.relpath(path, root).encode())
-                    with open(path, "rb") as f:
-                        h.update(f.read())
+        h = hashlib.sha256(importlib.import_module("tlx_alias").__version__.encode())
+        for module, path in keyed_sources():
+            h.update(module.encode())
+            with open(path, "rb") as f:
+                h.update(f.read())
         _version = h.hexdigest()[:16]
     return _version
 

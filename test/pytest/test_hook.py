@@ -402,6 +402,30 @@ def test_cache_never_mixes_plugin_states(calls, cache_events, monkeypatch):
     assert len(calls) == 2                  # the pipeline ran for both fresh plugin-on compiles
 
 
+def test_the_cache_key_covers_every_source_that_shapes_a_kernel():
+    """Editing a pass or the proof must miss Triton's cache: the key hashes every module of the frontend, the
+    plugin, the passes and the proof, wherever the install put them (subfolders of tlx_alias in a wheel,
+    folders beside it in the source tree), and not the bundled kernels."""
+    import tlx_alias.language
+    import tlx_alias.python_passes.storage_alias_allocation
+    import tlx_alias.verify.encode
+    keyed = dict(hook.keyed_sources())
+    for module in (tlx_alias.language, tlx_alias.python_passes.storage_alias_allocation, tlx_alias.verify.encode, hook):
+        assert os.path.samefile(keyed[module.__name__], module.__file__)
+    assert not any(name.startswith("tlx_alias.kernels") for name in keyed)
+
+
+def test_the_plugin_version_changes_with_a_source(monkeypatch, tmp_path):
+    source = tmp_path / "a_pass.py"
+    monkeypatch.setattr(hook, "keyed_sources", lambda: [("tlx_alias.python_passes.a_pass", str(source))])
+    versions = []
+    for text in ("X = 1\n", "X = 2\n", "X = 1\n"):
+        source.write_text(text)
+        monkeypatch.setattr(hook, "_version", None)
+        versions.append(hook.plugin_version())
+    assert versions[0] != versions[1] and versions[0] == versions[2]
+
+
 def test_cache_key_suffix_names_version_and_knobs(monkeypatch):
     monkeypatch.setenv("TLX_ALIAS_PROOF", "warn")
     suffix = hook.cache_key_suffix()
