@@ -218,6 +218,15 @@ def _locs(line: str):
     """(trailing `loc(...)` text or None, [texts of the other `loc(...)` on the line]), outside strings."""
     if "loc(" not in line:
         return None, []
+    at = line.find("loc(")
+    if ('"' not in line and line.endswith(")") and (at == 0 or line[at - 1] == " ")
+            and "(" not in line[at + 4:-1] and ")" not in line[at + 4:-1]):
+        return line[at + 4:-1], []   # most lines: one `loc(#locN)` at the end, no string literal to look into
+    return _scan_locs(line)
+
+
+def _scan_locs(line: str):
+    """`_locs` for any line: parentheses matched outside string literals."""
     stack, found, n = [], [], len(line)
     for m in _LOC_TOKEN.finditer(line):  # strings (skipped whole) and parentheses, found by the regex engine
         c = m.group()

@@ -10,6 +10,7 @@ import tempfile
 import warnings
 
 import pytest
+from hypothesis import given, settings, strategies as st
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.experimental import gluon
@@ -326,6 +327,20 @@ def test_custom_form_parser_handles_strings_and_regions():
     assert ops == [("module", "#loc"), ("tt.func", "#loc1"), ("arith.addi", "#loc2"), ("scf.if", "#loc5"),
                    ("scf.yield", "#loc3"), ("scf.yield", "#loc4"), ("tt.return", "unknown")]
     assert arg_groups == {2: ['"a"(#loc1)']}  # the arguments of the block whose first op is custom op 2
+
+
+_PIECES = st.lists(st.sampled_from([" ", "loc(", "#loc3", "unknown", "(", ")", '"', '\\"', "a", ":", "loc"]),
+                   max_size=8).map("".join)
+
+
+@settings(max_examples=1000)
+@given(st.one_of(_PIECES, st.builds(lambda head, sep, inner: f"{head}{sep}loc({inner})", _PIECES,
+                                    st.sampled_from(["", " "]),
+                                    st.lists(st.sampled_from(["(", ")", "#loc3", '"']), max_size=4).map("".join))))
+def test_the_quick_read_of_a_line_finds_what_the_full_scan_finds(line):
+    """`_locs` skips the parenthesis scan on lines with one trailing `loc(...)` and no string literal: on any
+    line it must return what the scan returns."""
+    assert bridge._locs(line) == bridge._scan_locs(line)
 
 
 def test_round_trip_timing_is_exposed():
