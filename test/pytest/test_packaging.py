@@ -43,6 +43,10 @@ import tlx_alias
 print("shared", k.metadata.shared)
 print("package", tlx_alias.__file__)
 print("top-level", [m for m in ("plugin", "verify", "kernels", "python_passes") if importlib.util.find_spec(m)])
+import importlib.metadata
+from tlx_alias.plugin import hook
+print("version", importlib.metadata.version("tlx-alias"), tlx_alias.__version__)
+print("keyed", sorted({{name.rsplit(".", 1)[0] for name, _ in hook.keyed_sources()}}))
 '''
 
 
@@ -113,3 +117,12 @@ def test_start_up_file_arms_the_plugin_in_the_fresh_venv(fresh_venv):
                                   env=dict(env, **({"TRITON_PASS_PLUGIN": value} if value else {})))
             for value in ("tlx_alias", None)}
     assert [runs[v].stdout.strip() for v in ("tlx_alias", None)] == ["True", "False"], runs["tlx_alias"].stderr
+
+
+def test_the_wheel_has_one_version_and_keys_its_cache_on_every_product_package(fresh_venv):
+    """The distribution's version is the package's own (pyproject reads tlx_alias.__version__), and in the
+    wheel's layout (subpackages inside tlx_alias) the cache key still hashes the plugin, passes and proof."""
+    out = _run(fresh_venv, "import tlx_alias.language as tlx")
+    dist_version, package_version = out["version"].split()
+    assert dist_version == package_version
+    assert out["keyed"] == str(["tlx_alias", "tlx_alias.plugin", "tlx_alias.python_passes", "tlx_alias.verify"])
