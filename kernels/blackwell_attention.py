@@ -73,7 +73,6 @@ from __future__ import annotations
 
 import math
 
-import triton
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, allocate_tensor_memory,
@@ -82,8 +81,8 @@ from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLay
 from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, TMEM_LIMIT, Compiled, blackwell_row, compile_for,
-                                       dtype_name, fit_error, gl_dtype, tensordesc)
+from tlx_alias.kernels._common import (BLACKWELL, Compiled, blackwell_row, compile_for, dtype_name, gl_dtype,
+                                       tensordesc)
 
 __all__ = ["attention", "attention_fwd_kernel", "cpu_report", "compile_attention", "upstream_design",
            "tmem_columns", "smem_bytes"]

@@ -65,8 +65,8 @@ from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLay
 from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, TMEM_LIMIT, Compiled, blackwell_row, compile_for,
-                                       dtype_name, fit_error, gl_dtype, tensordesc, tile_offsets)
+from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, Compiled, blackwell_row, compile_for, dtype_name,
+                                       gl_dtype, tensordesc, tile_offsets)
 
 __all__ = ["matmul", "matmul_kernel", "compile_matmul", "cpu_report", "epilogue_n", "smem_plan"]
 

@@ -77,14 +77,12 @@ from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared
 from triton.experimental.gluon.language.nvidia.hopper import warpgroup_mma_init
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from tlx_alias import _triton as compat
-from tlx_alias import targets
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import HOPPER, compile_for, gl_dtype, report_row, softmax_scale, tensordesc
+from tlx_alias.kernels._common import (HOPPER, SMEM_LIMIT, compile_for, gl_dtype, report_row, softmax_scale,
+                                       tensordesc)
 
 __all__ = ["hopper_attention_kernel", "attention", "make_launch", "compile_attention", "smem_plan", "cpu_report"]
-
-SMEM_LIMIT = targets.smem_limit(90)
 
 
 def pipeline_default(kv_stages: int) -> bool:

@@ -113,16 +113,14 @@ from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared
                                                               warpgroup_mma_wait)
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from tlx_alias import _triton as compat
-from tlx_alias import targets
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import (HOPPER, compile_for, dtype_name, gl_dtype, report_row, softmax_scale,
+from tlx_alias.kernels._common import (HOPPER, SMEM_LIMIT, compile_for, dtype_name, gl_dtype, report_row, softmax_scale,
                                        tensordesc)
 
 __all__ = ["attention_ws_kernel", "attention", "make_launch", "compile_attention", "smem_plan", "most_stages",
            "default_config", "cpu_report", "EPILOGUES"]
 
-SMEM_LIMIT = targets.smem_limit(90)
 ROWS = gl.constexpr(64)               # query rows per consumer warpgroup (one wgmma M)
 BLOCK_M = gl.constexpr(2 * 64)        # query rows per program: two consumer warpgroups
 # How O leaves the kernel (see the docstring): staged in Q's bytes, staged in a tile of its own (declared in the

@@ -101,15 +101,12 @@ from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared
                                                               warpgroup_mma_wait)
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from tlx_alias import _triton as compat
-from tlx_alias import targets
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import (HOPPER, check_matmul, compile_for, gl_dtype, report_row, tensordesc,
+from tlx_alias.kernels._common import (HOPPER, SMEM_LIMIT, check_matmul, compile_for, gl_dtype, report_row, tensordesc,
                                       tile_offsets)
 
 __all__ = ["hopper_gemm_kernel", "matmul", "make_launch", "compile_gemm", "smem_plan", "cpu_report"]
-
-SMEM_LIMIT = targets.smem_limit(90)
 
 
 # ----------------------------------------------------------------------------------------------- layouts

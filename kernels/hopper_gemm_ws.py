@@ -135,16 +135,14 @@ from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared
                                                               warpgroup_mma_wait)
 from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from tlx_alias import _triton as compat
-from tlx_alias import targets
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import (HOPPER, check_matmul, compile_for, dtype_name, gl_dtype, report_row,
+from tlx_alias.kernels._common import (HOPPER, SMEM_LIMIT, check_matmul, compile_for, dtype_name, gl_dtype, report_row,
                                       tensordesc, tile_offsets)
 
 __all__ = ["hopper_gemm_ws_kernel", "matmul", "make_launch", "compile_gemm_ws", "smem_plan", "most_stages",
            "cpu_report"]
 
-SMEM_LIMIT = targets.smem_limit(90)
 ROWS = gl.constexpr(64)                 # output rows per consumer warpgroup (one wgmma M)
 BLOCK_M = gl.constexpr(2 * 64)          # rows per tile: two consumer warpgroups
 

@@ -8,17 +8,10 @@ library only, so an unset variable costs nothing) and calls `arm()` when the var
 
 from __future__ import annotations
 
-import os
 import sys
 
 ENV = "TRITON_PASS_PLUGIN"
 NAME = "tlx_alias"
-
-
-def requested(value: str | None = None) -> bool:
-    """Does TRITON_PASS_PLUGIN (a comma list) name this plugin?"""
-    value = os.environ.get(ENV, "") if value is None else value
-    return NAME in [v.strip() for v in value.split(",")]
 
 
 def arm():

@@ -114,10 +114,6 @@ def memdesc_of(value, aliases=None):
              "positive integers; an element type of the ttg dialect)")
 
 
-def type_of(text: str):
-    return ir.Type.parse(text)
-
-
 def display_name(op) -> str:
     """A readable name for an aliased allocation: the Python variable if known, else its id."""
     name = str_attr(op, "tlx.name")

@@ -134,11 +134,6 @@ def unpatch_cache_key():
         mod.get_cache_key = getattr(mod.get_cache_key, "__tlx_alias_orig__", mod.get_cache_key)
 
 
-def cache_key_is_patched() -> bool:
-    import triton.compiler.compiler as cc
-    return hasattr(cc.get_cache_key, "__tlx_alias_orig__")
-
-
 # ---------------------------------------------------------------------------- generic printout / parse
 
 def print_generic(module) -> str:

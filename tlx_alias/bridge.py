@@ -25,7 +25,7 @@ from tlx_alias import _triton
 from tlx_alias._mlir import ir, new_context
 from tlx_alias.errors import TlxAliasWarning
 
-__all__ = ["BridgeError", "to_upstream", "to_triton", "round_trip", "apply_locations", "last_stats"]
+__all__ = ["BridgeError", "to_upstream", "to_triton", "apply_locations", "last_stats"]
 
 last_stats: dict = {}
 """Figures of the latest call: to_upstream_ms, locations_ms, to_triton_ms, ops, locations ("ok" or why not)."""
@@ -281,10 +281,3 @@ def keep_ir(text: str) -> str:
         f.write(text)
     return f"kept at {path}"
 
-
-def round_trip(triton_module, transform=None):
-    """to_upstream -> transform(module, aliases) (identity if None) -> to_triton. For tests and timing."""
-    module, aliases = to_upstream(triton_module)
-    if transform is not None:
-        transform(module, aliases)
-    return to_triton(module, aliases, triton_module.context)

@@ -1,6 +1,8 @@
 """Z3 safety proof of SMEM/TMEM aliasing in lowered Triton GPU IR (P1..P6, P8: `props`; P7, time: `temporal`).
 
-In the pipeline (after the tlx-alias lowering, before code generation):
+In the pipeline the hook proves the lowered module on a thread of its own (`prove_module`, in
+`plugin.hook.PendingProof`) and judges the report before code generation ends (`judge`: raises TlxAliasError
+for what stops the compile, warns of the rest). A caller with a module of its own proves and judges in one call:
 
     from tlx_alias.verify import enforce
     enforce(upstream_module, target="cuda:100", aliases=aliases)   # raises TlxAliasError on a violation
@@ -69,7 +71,7 @@ def _z3_context():
 
 
 def prove_module(upstream_module, target=None, aliases=None, path: str | None = None) -> Report:
-    """Prove P1..P6 for every allocation of every kernel in a (generic-form, upstream bindings) module.
+    """Prove P1-P8 for every allocation of every kernel in a (generic-form, upstream bindings) module.
 
     target: "cuda:90" / "cuda:100" / 100 / GPUTarget (default: the module's `ttg.target`);
     aliases: {"#name": definition} of the attribute aliases the module's opaque types still reference
@@ -130,7 +132,7 @@ def mode_from_env() -> str:
 
 
 def enforce(upstream_module, target=None, aliases=None, mode: str | None = None) -> Report | None:
-    """The in-pipeline check: prove the module, then `judge` the report (None under mode `off`)."""
+    """Prove the module, then `judge` the report under `mode` (default: TLX_ALIAS_PROOF); None under `off`."""
     mode = mode or mode_from_env()
     if mode == "off":
         return None

@@ -19,7 +19,7 @@ from tlx_alias.kernels import blackwell_attention as bwa
 from tlx_alias.kernels import blackwell_gemm as bwg
 from tlx_alias.errors import TlxAliasError
 from tlx_alias.kernels.demo import lowered_views
-from tlx_alias.kernels._common import proof_of
+from tlx_alias.kernels._common import SMEM_LIMIT, fit_error, proof_of
 
 BLACKWELL_GPU = pytest.mark.skipif(
     not (torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 10),
@@ -169,7 +169,7 @@ def test_attention_without_sharing_does_not_fit():
         assert re.match(r".*blackwell_attention\.py:\d+: error: \[tlx-alias capacity\]", str(e.value))
     # SMEM: with Q/O shared, 5 K/V slots fit for D 128; with separate output tiles they do not.
     shared = attn(128, kv=5)
-    assert bwa.fit_error(shared) is None and shared.smem_bytes <= bwa.SMEM_LIMIT
+    assert fit_error(shared) is None and shared.smem_bytes <= SMEM_LIMIT
     with pytest.raises(TlxAliasError, match=f"needs {shared.smem_bytes + 2 * 128 * 128 * 2} bytes of shared memory"):
         attn(128, kv=5, alias_smem=False)
 
@@ -241,9 +241,9 @@ def test_gemm_separate_epilogue():
     """Without the tree C needs its own 2 x 128 x 64 x 2 bytes: 6 stages still fit, 7 do not."""
     for stages in (4, 6):
         assert gemm(64, stages, alias=False).smem_bytes - gemm(64, stages).smem_bytes == 2 * 128 * 64 * 2
-    assert bwg.smem_plan(128, 128, 64, 7, alias=False) == 7 * 32768 + 32768 > bwg.SMEM_LIMIT
-    assert bwg.fit_error(gemm(64, 7)) is None
-    assert bwg.fit_error(gemm(64, 7, alias=False)).startswith("does not fit: 262")
+    assert bwg.smem_plan(128, 128, 64, 7, alias=False) == 7 * 32768 + 32768 > SMEM_LIMIT
+    assert fit_error(gemm(64, 7)) is None
+    assert fit_error(gemm(64, 7, alias=False)).startswith("does not fit: 262")
     assert "tlx.view" not in gemm(64, 4, alias=False).ttgir
 
 
@@ -265,7 +265,7 @@ def test_gemm_epilogue_synchronisation_in_ir():
 def test_gemm_report_and_wrapper_checks():
     rows = bwg.cpu_report(quick=True, proof=False)
     assert [r["kernel"] for r in rows] == ["blackwell_gemm", "blackwell_gemm (separate epilogue)"]
-    assert rows[0]["smem_bytes"] <= bwg.SMEM_LIMIT and rows[0]["tmem_cols"] == 256
+    assert rows[0]["smem_bytes"] <= SMEM_LIMIT and rows[0]["tmem_cols"] == 256
     assert rows[1]["smem_bytes"] is None and rows[1]["proof"].startswith("does not fit")
     a = torch.zeros(256, 128, dtype=torch.bfloat16)
     with pytest.raises(ValueError, match=r"a \[M, K\] and b \[K, N\]"):
