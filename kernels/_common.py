@@ -48,6 +48,7 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
 
 from tlx_alias import targets
+from tlx_alias.errors import TlxAliasError
 from tlx_alias.plugin import hook
 from tlx_alias.verify import prove_module
 from tlx_alias.verify.source import load_triton
@@ -164,9 +165,6 @@ def report_row(kernel: str, config: str, compiled: Compiled | None, error: Excep
 def blackwell_row(kernel: str, config: str, build, proof: bool = True) -> dict:
     """`report_row` of `build()` (-> Compiled) for sm_100a. Variants built without the plugin can compile
     and still not fit (see `fit_error`): such a row records why instead of numbers."""
-    import triton
-
-    from tlx_alias.errors import TlxAliasError
     try:
         k = build()
     except (TlxAliasError, RuntimeError, triton.CompilationError) as e:

@@ -34,7 +34,6 @@ NAME = "tlx-storage-alias-allocation"
 # A rank-1 layout over a 2-D [G, P] backing: dim 0 is a pipelining dimension (any size on every supported
 # Triton), P a power of two (Triton 3.8 aborts and 3.9 rejects other non-power-of-two layout dimensions).
 SMEM_BACKING_ENCODING = "#ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [0]}>"
-SMEM_ALIGNMENT = targets.SMEM_ALLOC_ALIGNMENT
 _VIEW_KEYS = ("buffer_offset", "buffer_stride", "group_sizes", "group_strides")
 
 
@@ -85,7 +84,7 @@ def _materialize(spec, allocs, ctx, exact_views, row_windows):
     if str_attr(spec, "tlx.src"):
         set_str(backing, "tlx.src", str_attr(spec, "tlx.src"))
     if storage == "smem":
-        set_int(backing, "alignment", SMEM_ALIGNMENT, bits=32)
+        set_int(backing, "alignment", targets.SMEM_ALLOC_ALIGNMENT, bits=32)
     for alloc in allocs:
         _replace_with_view(alloc, backing, total, ctx, exact_views, row_windows)
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import glob
+import hashlib
+import importlib
 import inspect
 import os
 import re
@@ -89,7 +91,6 @@ def set_stages_hook(fn):
 def stages_hook(fn, key: str):
     """A stages hook from `fn(backend, stages, options, language, capability)` that also answers Triton
     >= 3.7's no-argument call with `(key, hash)`, so compiles with and without it are cached apart."""
-    import hashlib
 
     def hook(*args):
         if not args:
@@ -114,7 +115,6 @@ def patch_cache_key(suffix_fn):
     Idempotent; `unpatch_cache_key()` restores the original functions. (3.6's in-process JIT cache does
     not go through it: there the plugin is switched per process.)
     """
-    import importlib
     for name in _KEY_HOLDERS:
         mod = importlib.import_module(name)
         current = mod.get_cache_key
@@ -128,7 +128,6 @@ def patch_cache_key(suffix_fn):
 
 
 def unpatch_cache_key():
-    import importlib
     for name in _KEY_HOLDERS:
         mod = importlib.import_module(name)
         mod.get_cache_key = getattr(mod.get_cache_key, "__tlx_alias_orig__", mod.get_cache_key)

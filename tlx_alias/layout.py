@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-SMEM_ALIGNMENT = 128
+SMEM_CHILD_ALIGNMENT = 128   # bytes: where a `distinct` child may start within a spec (the backing itself: targets)
 
 
 @dataclass(eq=False)
@@ -68,7 +68,7 @@ def widest(node) -> int:
 
 def alignment(node, storage: str) -> int:
     """Where a `distinct` child may start: 128 bytes in SMEM, its widest leaf's columns in TMEM."""
-    return SMEM_ALIGNMENT if storage == "smem" else widest(node)
+    return SMEM_CHILD_ALIGNMENT if storage == "smem" else widest(node)
 
 
 def align_up(x: int, a: int) -> int:

@@ -71,7 +71,7 @@ def _attr_int(op, name):
         return None
     try:
         return ir.IntegerAttr(attrs[name]).value
-    except Exception:
+    except ValueError:   # not an IntegerAttr (an attribute the bindings cannot cast)
         m = re.match(r"-?\d+", str(attrs[name]))
         return int(m.group(0)) if m else None
 

@@ -21,6 +21,9 @@ from tlx_alias._mlir import ir, new_context
 from tlx_alias.memdesc import parse_aliases
 from tlx_alias.textin import NotText, decode
 
+from .encode import loc_info
+from .wellformed import has_body
+
 
 class InputError(Exception):
     """The input cannot be read as Triton or generic MLIR, or holds no kernel.
@@ -71,7 +74,6 @@ def load(path: str) -> Loaded:
     else:
         raise max(errors, key=lambda e: e.pos or (0, 0))   # first of equals: the form the suffix says
     loaded.text = text
-    from .wellformed import has_body
     if not any(op.operation.name == "tt.func" and has_body(op) for op in loaded.module.body.operations):
         raise InputError(f"no kernel (tt.func) found in {path}: tlx-verify checks the kernels of a Triton "
                          ".ttgir dump (cache or TRITON_KERNEL_DUMP) or of generic-form .mlir")
@@ -102,8 +104,7 @@ def load_triton(text: str, path: str = "<text>") -> Loaded:
         first = m.groups() if m else ("", _first_line(err))
         raise _parse_error(path, "Triton IR", *first, (f'"{path}"',))
     try:
-        import warnings
-        from tlx_alias.bridge import to_upstream
+        from tlx_alias.bridge import to_upstream   # (imports triton: only for Triton-form input)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             module, aliases = to_upstream(tmod)
@@ -151,7 +152,6 @@ def malformed(loaded: Loaded, exc) -> InputError:
                  ("malformed IR", "Triton's parser would reject it; nothing in this file was checked"))
     if pos is not None:
         return InputError(f"{loaded.path}:{pos[0]}:{pos[1]}: {what}: {exc.problem} ({why})", pos)
-    from .encode import loc_info
     src = loc_info(op.location, loaded.path)[1] if op is not None else ""
     at = f" (the {op.name} at {src})" if src else ""
     return InputError(f"{loaded.path}: {what}: {exc.problem}{at} ({why})")

@@ -36,13 +36,17 @@ makes P7 "cannot prove" for the allocations it covers, with the reason.
 """
 from __future__ import annotations
 
+import os
+import re
 from collections import deque
 from dataclasses import dataclass, field
 
 from tlx_alias import ttg
+from tlx_alias.memdesc import parse_memdesc
 
 from .encode import _attr_int, _attr_ints, _attr_str, loc_info
 from .execute import EVAL, Bindings, _op, _width, constant_value
+from .props import PROVEN, UNKNOWN, VIOLATION, Verdict
 
 RUNS = (256, 384, 7)         # every integer kernel argument takes this value, one run each (7: odd ring residues)
 MAX_STEPS = 20_000           # ops executed per run (a run over it is retried with the arguments / 4)
@@ -767,7 +771,6 @@ class Sim(Bindings):
 
 
 def _md(kernel, v):
-    from tlx_alias.memdesc import parse_memdesc
     cache = kernel.__dict__.setdefault("_p7_types", {})
     t = str(v.type)
     if t not in cache:
@@ -871,7 +874,6 @@ def _segments(op):
         text = str(op.attributes["operandSegmentSizes"])
     except KeyError:
         return None
-    import re
     return [int(x) for x in re.findall(r"-?\d+", text.split(":", 1)[1])]
 
 
@@ -953,7 +955,6 @@ def _who(sim, x: Access) -> str:
 
 def p7_temporal(kernel, path=None, runs=None) -> list:
     """P7 verdicts for the aliased allocations of one kernel (none when nothing shares bytes)."""
-    from .props import PROVEN, UNKNOWN, VIOLATION, Verdict
     probe = Sim(kernel, 0, path)
     aliased = [a for a in kernel.allocs if probe.aliased(a)]
     if not aliased:   # nothing shares bytes: no pair to order, no verdict, so no run (they cost up to ~1 s)
@@ -1053,5 +1054,4 @@ ENV_OFF = "TLX_ALIAS_P7"
 
 def enabled() -> bool:
     """P7 runs unless TLX_ALIAS_P7=off (TLX_ALIAS_PROOF=off turns off the whole proof)."""
-    import os
     return os.environ.get(ENV_OFF, "on").strip().lower() not in ("off", "0", "no")

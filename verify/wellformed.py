@@ -17,6 +17,11 @@ from __future__ import annotations
 
 import re
 
+from tlx_alias import ttg
+from tlx_alias._mlir import ir
+
+from .encode import _attr_int
+
 INT_TYPE = re.compile(r"index|i\d+")
 
 
@@ -139,7 +144,6 @@ def _constant(op) -> str | None:
 
 
 def _cmpi(op) -> str | None:
-    from .encode import _attr_int
     p = _attr_int(op, "predicate") if "predicate" in op.attributes else None
     if p is None or not 0 <= p <= 9:
         return "its `predicate` is not one of the ten arith.cmpi predicates (0 to 9)"
@@ -157,7 +161,6 @@ def has_body(func_op) -> bool:
 
 
 def _partitions(op) -> str | None:
-    from tlx_alias import ttg
     n = len(ttg.captures(op))
     for k, region in enumerate(op.regions):
         blocks = _blocks(region)
@@ -196,7 +199,6 @@ RULES = {
 
 def check(func_op) -> None:
     """Raise MalformedIR for the first op (pre-order) under `func_op`, itself included, that breaks its rule."""
-    from tlx_alias._mlir import ir
     bad = []
 
     def visit(op):
