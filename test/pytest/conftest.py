@@ -7,7 +7,7 @@ from hypothesis import settings
 
 TEST = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # test tooling (synth, the mutation harness) and the hand-aliased kernels of the lit suite
-sys.path[:0] = [os.path.join(TEST, "tools"), os.path.join(TEST, "lit", "verify", "Inputs")]
+sys.path[:0] = [os.path.join(TEST, "tools"), os.path.join(TEST, "lit", "verify", "Inputs"), os.path.join(TEST, "fuzz")]
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
@@ -27,3 +27,28 @@ def refused(capfd):
             assert rejected in capfd.readouterr().err
         return bool(rejected)
     return check
+
+
+@pytest.fixture
+def plugin(tmp_path, monkeypatch):
+    """The tlx-alias hook installed, and a Triton cache of the test's own (every compile runs the pipeline)."""
+    from tlx_alias.plugin import hook
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    hook.install()
+
+
+@pytest.fixture(scope="module")
+def private_cache(tmp_path_factory):
+    """A Triton cache of the test module's own, unless WS_TEST_SHARED_CACHE=1 (`scripts/gpu_run.sh ws` and
+    `gemm-ws` set it: the benchmark that follows then finds the kernels the tests compiled)."""
+    with pytest.MonkeyPatch.context() as mp:
+        if os.environ.get("WS_TEST_SHARED_CACHE") != "1":
+            mp.setenv("TRITON_CACHE_DIR", str(tmp_path_factory.mktemp("triton-cache")))
+        yield
+
+
+@pytest.fixture(scope="module")
+def fuzz_runner():
+    """The fuzzers' kernel runner with its imports done once per module (test/fuzz/kernel_runner.py)."""
+    import kernel_runner
+    kernel_runner.prepare()

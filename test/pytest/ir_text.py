@@ -2,6 +2,8 @@
 import math
 import re
 
+from tlx_alias.kernels.demo import lowered_views
+
 _BACKING = re.compile(r'(ttg\.local_alloc|ttng\.tmem_alloc) \{[^}]*tlx\.backing[^}]*\} : \(\) -> '
                       r'!ttg\.memdesc<((?:\d+x)+)(i8|i32)')
 
@@ -23,3 +25,9 @@ def smem_backing(ttgir):
 def tmem_backing(ttgir):
     """32-bit columns (of 128 lanes) of every TMEM `tlx.backing` allocation."""
     return [n for storage, n in backings(ttgir) if storage == "tmem"]
+
+
+def views(ttgir):
+    """{name: the view's placement (offset, stride, group, num, slot, radices, strides) and type} of every
+    lowered view in `ttgir`."""
+    return {name: dict(vars(view), type=ty) for name, view, ty in lowered_views(ttgir)}

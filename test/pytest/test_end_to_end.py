@@ -12,17 +12,12 @@ from triton.experimental.gluon._runtime import GluonASTSource
 import tlx_alias.language as tlx
 from tlx_alias.kernels.demo import fa_tmem_demo_kernel, lowered_views
 from tlx_alias.errors import TlxAliasError, TlxAliasWarning
-from tlx_alias.plugin import hook
 
 HOPPER = GPUTarget("cuda", 90, 32)
 BLACKWELL = GPUTarget("cuda", 100, 32)
 
 
-@pytest.fixture(autouse=True)
-def plugin(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
-    hook.install()
-    yield
+pytestmark = pytest.mark.usefixtures("plugin")
 
 
 def compile_kernel(fn, signature, constexprs=None, target=HOPPER):

@@ -20,9 +20,7 @@ import kernel_runner  # noqa: E402
 BUGS = sorted(glob.glob(os.path.join(ROOT, "test", "fuzz", "bugs", "*.py")))
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _imports():
-    kernel_runner.prepare()
+pytestmark = pytest.mark.usefixtures("fuzz_runner")
 
 
 def header(src, key):

@@ -14,9 +14,7 @@ import kernel_runner  # noqa: E402
 SEED = 20261124
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _imports():
-    kernel_runner.prepare()
+pytestmark = pytest.mark.usefixtures("fuzz_runner")
 
 
 @pytest.mark.parametrize("kind", fuzz_misuse.KINDS, ids=lambda k: k.__name__)

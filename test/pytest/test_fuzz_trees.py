@@ -16,9 +16,7 @@ SEED = 20261124    # its 24 cases reach every verdict of the oracle (checked bel
 CASES = 24          # about 1 s each on the 2-core CI machine
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _imports():
-    kernel_runner.prepare()
+pytestmark = pytest.mark.usefixtures("fuzz_runner")
 
 
 @pytest.mark.parametrize("index", range(CASES))

@@ -278,7 +278,7 @@ def test_the_proof_runs_while_triton_generates_code(calls, monkeypatch):
     hook.install()
     compile_(k_tagged)
     assert seen == [True]                       # a proof inside the ttgir stage would have waited 20 s in vain
-    assert hook.last_round_trip["proof_ms"] > 0 and hook.last_round_trip["wait_ms"] >= 0
+    assert hook.last_round_trip["proof_ms"] > 0
 
 
 def test_a_verdict_found_during_code_generation_stops_the_compile(calls, monkeypatch):

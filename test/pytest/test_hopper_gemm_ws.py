@@ -18,8 +18,8 @@ import tempfile
 
 import pytest
 import torch
-from hopper_tests import CAPTURE_SLACK, GPU, MBARRIER, private_cache, views  # noqa: F401 (the fixture)
-from ir_text import smem_backing
+from hopper_tests import CAPTURE_SLACK, GPU, MBARRIER
+from ir_text import smem_backing, views
 from triton.experimental.gluon import language as gl
 
 import sass
@@ -27,6 +27,8 @@ from tlx_alias import _triton as compat
 from tlx_alias.errors import TlxAliasError
 from tlx_alias.layout import align_up
 from tlx_alias.kernels import hopper_gemm_ws as ws
+
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 @functools.lru_cache(maxsize=None)

@@ -11,28 +11,22 @@ import functools
 import re
 
 import pytest
-from ir_text import smem_backing, tmem_backing
+from ir_text import smem_backing, tmem_backing, views
 import torch
 from triton.experimental.gluon import language as gl
 
 from tlx_alias.kernels import blackwell_attention as bwa
 from tlx_alias.kernels import blackwell_gemm as bwg
 from tlx_alias.errors import TlxAliasError
-from tlx_alias.kernels.demo import lowered_views
 from tlx_alias.kernels._common import SMEM_LIMIT, fit_error, proof_of
+
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 BLACKWELL_GPU = pytest.mark.skipif(
     not (torch.cuda.is_available() and torch.cuda.get_device_capability()[0] == 10),
     reason="needs a Blackwell (sm_100) GPU")
 MBARRIER = 8     # bytes per mbarrier (allocated outside the specs)
 SCRATCH = 1024   # bound on what Triton adds to metadata.shared besides our buffers and barriers
-
-
-@pytest.fixture(scope="module", autouse=True)
-def private_cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TRITON_CACHE_DIR", str(tmp_path_factory.mktemp("triton-cache")))
-        yield
 
 
 @functools.lru_cache(maxsize=None)
@@ -43,11 +37,6 @@ def attn(head_dim=128, causal=False, S=2, dtype=gl.bfloat16, kv=None, alias_tmem
 @functools.lru_cache(maxsize=None)
 def gemm(block_k=64, stages=4, dtype=gl.bfloat16, c_dtype=None, alias=True):
     return bwg.compile_matmul(128, 128, block_k, stages, dtype, c_dtype, alias_epilogue=alias)
-
-
-def views(ttgir):
-    """name -> {offset, stride, group, num, slot, radices, strides, type} of every lowered view."""
-    return {name: dict(vars(view), type=ty) for name, view, ty in lowered_views(ttgir)}
 
 
 def placement(v, *names):

@@ -12,8 +12,8 @@ import re
 import pytest
 import sass
 import torch
-from hopper_tests import GPU, MBARRIER, private_cache, views  # noqa: F401 (the fixture)
-from ir_text import smem_backing
+from hopper_tests import GPU, MBARRIER
+from ir_text import smem_backing, views
 from triton.experimental.gluon import language as gl
 
 from tlx_alias import _triton as compat
@@ -23,6 +23,8 @@ from tlx_alias.kernels import hopper_attention as ha
 from tlx_alias.kernels._common import softmax_scale
 from tlx_alias.kernels import hopper_gemm as hg
 from tlx_alias.kernels import hopper_gemm_ws
+
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 @functools.lru_cache(maxsize=None)

@@ -19,14 +19,16 @@ import tempfile
 
 import pytest
 import torch
-from hopper_tests import CAPTURE_SLACK, GPU, MBARRIER, private_cache, views  # noqa: F401 (the fixture)
-from ir_text import smem_backing
+from hopper_tests import CAPTURE_SLACK, GPU, MBARRIER
+from ir_text import smem_backing, views
 from triton.experimental.gluon import language as gl
 
 import sass
 from tlx_alias.errors import TlxAliasError
 from tlx_alias.kernels import hopper_attention_ws as ws
 from tlx_alias.kernels._common import fit_error
+
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 @functools.lru_cache(maxsize=None)

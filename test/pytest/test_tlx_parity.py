@@ -13,6 +13,8 @@ import os
 import pytest
 
 from tlx_alias.errors import TlxAliasError
+from tlx_alias.layout import ViewLayout
+from tlx_alias.python_passes._ir import int_attr, ints_attr, memdesc_of, str_attr
 from tlx_alias.python_passes.pipeline import run
 from tlx_alias._mlir import ir, new_context
 
@@ -77,6 +79,12 @@ def module_text(case):
 
 def lower(case):
     """(stride, {leaf: offset}) after sizing and placement, or the TlxAliasError."""
+    stride, placed = place(case)
+    return stride, {name: view.offset for name, view in placed.items()}
+
+
+def place(case):
+    """(stride, {leaf: ViewLayout}): each buffer's placement as tlx-buffer-offset wrote it on its op."""
     ctx = new_context()
     with ctx, ir.Location.unknown():
         module = ir.Module.parse(module_text(case))
@@ -84,9 +92,14 @@ def lower(case):
         ops = list(module.body.operations[0].regions[0].blocks[0].operations)
         spec = next(op for op in ops if op.name == "tlx.storage_alias_spec")
         stride = ir.IntegerAttr(spec.attributes["buffer_stride"]).value
-        offsets = {ir.StringAttr(op.attributes["tlx.name"]).value: ir.IntegerAttr(op.attributes["buffer_offset"]).value
-                   for op in ops if op.name == "tlx.storage_alias_local_alloc"}
-    return stride, offsets
+        placed = {}
+        for op in ops:
+            if op.name == "tlx.storage_alias_local_alloc":
+                desc = memdesc_of(op.result)
+                placed[str_attr(op, "tlx.name")] = ViewLayout(
+                    int_attr(op, "buffer_offset"), int_attr(op, "buffer_stride"), desc.buffer_units, desc.shape[0],
+                    tuple(ints_attr(op, "group_sizes")), tuple(ints_attr(op, "group_strides")))
+    return stride, placed
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
@@ -106,11 +119,9 @@ def test_tlx_case(case):
 def test_subtiles_stay_off_a_distinct_sibling_where_tlx_puts_them_on_it():
     """distinct(shared[2](p 8 KiB), x 16 KiB): TLX's `scale*i + offset + i % 2` puts p[1] at bytes 24576..32767,
     inside x[0] (16384..32767). tlx-alias puts p's two sub-tiles side by side before x."""
-    from tlx_alias.layout import ViewLayout
     case = next(c for c in DATA["cases"] if c["name"] == "derived_smem_group_size_with_aligned_sibling_UNSAFE")
-    stride, offsets = lower(case)
-    p = ViewLayout(offsets["p"], stride, 8192, 4, (2,), (8192,))
-    x_start = offsets["x"]
+    stride, placed = place(case)
+    p, x_start = placed["p"], placed["x"].offset
     assert [p.address(i) % stride for i in range(4)] == [0, 8192, 0, 8192]
     assert all(p.address(i) % stride + 8192 <= x_start for i in range(4))
     tlx_p1 = (stride // 2 // 8192) * 1 + 1 % 2      # TLX's slot of p[1]

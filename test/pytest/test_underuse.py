@@ -19,7 +19,6 @@ import tlx_alias.language as tlx
 from tlx_alias import _triton as compat
 from tlx_alias import layout, targets, underuse
 from tlx_alias.errors import TlxAliasError, TlxAliasWarning
-from tlx_alias.plugin import hook
 
 HOPPER = GPUTarget("cuda", 90, 32)
 BLACKWELL = GPUTarget("cuda", 100, 32)
@@ -27,11 +26,8 @@ BLOCKED = gl.constexpr(gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0]))   # a 
 
 
 @pytest.fixture(autouse=True)
-def plugin(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+def hints_on(plugin, monkeypatch):
     monkeypatch.delenv("TLX_ALIAS_UNDERUSE", raising=False)
-    hook.install()
-    yield
 
 
 def compile_kernel(fn, constexprs, target):

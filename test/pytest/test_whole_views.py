@@ -24,7 +24,6 @@ from triton.experimental.gluon._runtime import GluonASTSource
 import tlx_alias.language as tlx
 from tlx_alias import _triton as compat
 from tlx_alias.errors import TlxAliasError
-from tlx_alias.plugin import hook
 
 from test_frontend import line_of
 
@@ -33,10 +32,7 @@ BL: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0])
 REINTERPRET = "reinterpret" if hasattr(gl.shared_memory_descriptor, "reinterpret") else "_reinterpret"
 
 
-@pytest.fixture(autouse=True)
-def plugin(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
-    hook.install()
+pytestmark = pytest.mark.usefixtures("plugin")
 
 
 def compile_kernel(fn, constexprs, target=HOPPER):
