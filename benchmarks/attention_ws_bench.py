@@ -18,7 +18,7 @@ Per case (bf16, B=4, S=8192, H=32; H=16 at D=256; causal counts half the flops),
 
 Correctness first: every kernel of ours runs once on the benchmark inputs (outputs poisoned with NaN) and is
 compared with SDPA's output (max |diff| < 2e-2, LSE finite) before anything is timed; a mismatch stops the run.
-Then `--rounds` rounds; in each, every variant is timed with `_common.bench_ms` (median of `--reps` CUDA-event
+Then `--rounds` rounds; in each, every variant is timed with `_timing.bench_ms` (median of `--reps` CUDA-event
 timed launches after warm-up, L2 flushed before each), in an order reversed every other round so that clock and
 power drift hit all alike (the method of `kernel_profile.py --ab`). The table prints the median TFLOP/s over the
 rounds with the range, the ratio of ws shared to cuDNN, to the best unshared ws variant (either unshared or
@@ -100,7 +100,7 @@ def run_case(d, causal, rounds, reps, ws_variants, baselines=True, only=None):
     import torch
     from tlx_alias.kernels import hopper_attention as ha
     from tlx_alias.kernels import hopper_attention_ws as ws
-    from tlx_alias.kernels._common import bench_ms, poison_, tflops
+    from _timing import bench_ms, poison_, tflops
 
     H = HEADS[d]
     torch.manual_seed(d + causal)

@@ -7,7 +7,7 @@ first (outputs poisoned with NaN before every run, fresh random inputs), then on
 this run: TFLOP/s of our kernel, of the same kernel without sharing (the best configuration that fits),
 of PyTorch's best (`torch.matmul`; `scaled_dot_product_attention` under each available backend), and
 the ratios. Times are medians of many CUDA-event-timed runs after warm-up, with the L2 flushed before
-each run (`_common.bench_ms`).
+each run (`_timing.bench_ms`).
 
 `--kernel hopper_gemm_ws`: the warp-specialized GEMM against torch.matmul (cuBLAS), its own unshared variant
 and hopper_gemm, in `--rounds` interleaved A/B rounds (every variant timed once per round, the order reversed
@@ -103,7 +103,7 @@ def _fits(compile_fn, **cfg) -> bool:
 def bench_gemm(quick=False):
     import torch
     from tlx_alias.kernels import hopper_gemm as hg
-    from tlx_alias.kernels._common import bench_ms, poison_, tflops
+    from _timing import bench_ms, poison_, tflops
 
     from triton.experimental.gluon import language as gl
     shared_cfg = dict(stages=4, share=True, BM=128, BN=256, BK=64)
@@ -174,7 +174,7 @@ def bench_gemm_ws(quick=False, rounds=4, sweep=False):
     import torch
     from tlx_alias.kernels import hopper_gemm as hg
     from tlx_alias.kernels import hopper_gemm_ws as ws
-    from tlx_alias.kernels._common import bench_ms, poison_, tflops
+    from _timing import bench_ms, poison_, tflops
 
     print("hopper_gemm_ws: correctness against torch (fp32 reference)")
     torch.manual_seed(0)
@@ -265,7 +265,7 @@ def bench_attention(quick=False):
     import torch.nn.functional as F
     from torch.nn.attention import sdpa_kernel
     from tlx_alias.kernels import hopper_attention as ha
-    from tlx_alias.kernels._common import bench_ms, poison_, tflops
+    from _timing import bench_ms, poison_, tflops
 
     from triton.experimental.gluon import language as gl
 

@@ -181,7 +181,7 @@ def profile_one(case, impl, overrides, warmup):
 
 def sweep():
     import torch
-    from tlx_alias.kernels._common import bench_ms, tflops
+    from _timing import bench_ms, tflops
     rows = []
     for case, impl, overrides in SWEEP:
         t0 = time.time()
@@ -219,7 +219,7 @@ def overhead(cases=("gemm_skinny", "gemm4096", "gemm2048"), rounds=2):
     (no flush) per event pair."""
     import torch
     from tlx_alias.kernels import hopper_gemm as hg
-    from tlx_alias.kernels._common import bench_ms, tflops
+    from _timing import bench_ms, tflops
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
     flush.zero_()
 
@@ -291,7 +291,7 @@ def ab(cases=("gemm_skinny", "gemm4096", "gemm2048", "gemm8192"), rounds=6):
     TFLOP/s over the rounds."""
     import torch
     from tlx_alias.kernels import hopper_gemm as hg
-    from tlx_alias.kernels._common import bench_ms, tflops
+    from _timing import bench_ms, tflops
     for case in cases:
         M, N, K = GEMM_CASES[case]
         a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)

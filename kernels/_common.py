@@ -15,12 +15,6 @@ Compiling (no GPU needed)
                                         one row of a `cpu_report()`: {kernel, config, target, smem_bytes,
                                         tmem_cols, compile_s, proof}
 
-Running (CUDA)
-    poison_(*tensors)                   fill outputs with NaN (so a kernel that skips a tile cannot pass)
-    bench_ms(fn, *, before=None)        median ms of many CUDA-event-timed calls after warm-up; `before`
-                                        (e.g. poisoning) runs untimed before each call
-    tflops(flops, ms)                   flops / (ms * 1e9)
-
 Device helpers (@gluon.jit)
     tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M, BLOCK_M, BLOCK_N) -> (off_m, off_n)
                                         a persistent GEMM's output tiles in grouped order (GROUP_M row tiles
@@ -182,44 +176,6 @@ def error_summary(error) -> str:
     if "] " in text:
         text = text.split("] ", 1)[1]
     return text.split(". Fix:")[0].splitlines()[0][:120]
-
-
-# ----------------------------------------------------------------------------------------------- GPU timing
-
-def poison_(*tensors):
-    """Fill output tensors with NaN in place (integer tensors with -1)."""
-    for t in tensors:
-        t.fill_(float("nan") if t.dtype.is_floating_point else -1)
-
-
-def bench_ms(fn, *, before=None, warmup: int = 10, reps: int = 50) -> float:
-    """Median milliseconds of `fn()` over `reps` timed runs after `warmup` untimed ones, with CUDA events.
-
-    `before()` (e.g. `lambda: poison_(out)`) runs before every call, outside the timed region; the L2
-    cache is flushed between runs (as triton.testing.do_bench does) so every run reads from HBM.
-    """
-    import torch
-    flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
-    for _ in range(warmup):
-        if before is not None:
-            before()
-        fn()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps)]
-    for i in range(reps):
-        if before is not None:
-            before()
-        flush.zero_()
-        starts[i].record()
-        fn()
-        ends[i].record()
-    torch.cuda.synchronize()
-    times = sorted(s.elapsed_time(e) for s, e in zip(starts, ends))
-    return times[len(times) // 2]
-
-
-def tflops(flops: float, ms: float) -> float:
-    return flops / (ms * 1e-3) / 1e12
 
 
 @gluon.jit
