@@ -22,6 +22,8 @@ Device helpers (@gluon.jit)
 
 Host wrappers
     gl_dtype(torch_dtype)               the Gluon dtype of a torch float16 / bfloat16 / float32 tensor, or None
+    check_attention(q, k, v, o, lse, who, head_dims)
+                                        the operand checks of the Hopper attention wrappers
     check_matmul(a, b, out, who)        the operand checks of the TMA GEMMs (2-D, same 16-bit dtype, CUDA,
                                         row-major, 16-byte aligned rows), raising with `who` in the message
 
@@ -209,6 +211,35 @@ def softmax_scale(sm_scale, head_dim: int, who: str) -> float:
     return value
 
 
+HALF_DTYPES = ("torch.float16", "torch.bfloat16")   # the 16-bit operand dtypes the kernels take (as str)
+
+
+def check_attention(q, k, v, o, lse, who: str, head_dims):
+    """Operands of an attention forward: q, k, v of one (B, H, S, D) shape and 16-bit dtype, D in `head_dims`,
+    CUDA and contiguous; `o` like q and `lse` a (B, H, S) float32 tensor where given. Errors name `who`."""
+    import torch
+    if q.ndim != 4:
+        raise ValueError(f"{who}: expected q of shape (B, H, S, D), got {tuple(q.shape)}")
+    if k.shape != q.shape or v.shape != q.shape:
+        raise ValueError(f"{who}: q, k, v must have the same shape (B, H, S, D); got q{tuple(q.shape)}, "
+                         f"k{tuple(k.shape)}, v{tuple(v.shape)} (cross-attention and GQA are not supported)")
+    if str(q.dtype) not in HALF_DTYPES or k.dtype != q.dtype or v.dtype != q.dtype:
+        raise TypeError(f"{who}: q, k, v must all be float16 or bfloat16, got {q.dtype}, {k.dtype}, {v.dtype}")
+    B, H, S, D = q.shape
+    if D not in head_dims:
+        raise ValueError(f"{who}: head dim must be one of {tuple(head_dims)}, got {D}")
+    if S == 0 or B * H == 0:
+        raise ValueError(f"{who}: empty input {tuple(q.shape)}")
+    if not (q.is_cuda and k.is_cuda and v.is_cuda):
+        raise ValueError(f"{who}: q, k, v must be CUDA tensors (sm_90)")
+    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
+        raise ValueError(f"{who}: q, k, v must be contiguous in (B, H, S, D) order; call .contiguous() first")
+    if o is not None and (o.shape != q.shape or o.dtype != q.dtype or not o.is_contiguous()):
+        raise ValueError(f"{who}: o must be a contiguous tensor like q")
+    if lse is not None and (lse.shape != (B, H, S) or lse.dtype != torch.float32 or not lse.is_contiguous()):
+        raise ValueError(f"{who}: lse must be a contiguous ({B}, {H}, {S}) float32 tensor")
+
+
 def check_matmul(a, b, out, who: str):
     """A [M, K] @ B [K, N] operands of a TMA GEMM, and `out` if given: errors name `who` and what to change."""
     if a.ndim != 2 or b.ndim != 2:
@@ -217,7 +248,7 @@ def check_matmul(a, b, out, who: str):
     K2, N = b.shape
     if K != K2:
         raise ValueError(f"{who}: inner dimensions differ: A is {M}x{K}, B is {K2}x{N}")
-    if str(a.dtype) not in ("torch.float16", "torch.bfloat16") or b.dtype != a.dtype:
+    if str(a.dtype) not in HALF_DTYPES or b.dtype != a.dtype:
         raise TypeError(f"{who}: A and B must both be float16 or bfloat16, got {a.dtype} and {b.dtype}")
     if not (a.is_cuda and b.is_cuda):
         raise ValueError(f"{who}: A and B must be CUDA tensors")

@@ -81,8 +81,8 @@ from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLay
 from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import (BLACKWELL, Compiled, blackwell_row, compile_for, dtype_name, gl_dtype,
-                                       tensordesc)
+from tlx_alias.kernels._common import (BLACKWELL, HALF_DTYPES, Compiled, blackwell_row, compile_for, dtype_name,
+                                       gl_dtype, tensordesc)
 
 __all__ = ["attention", "attention_fwd_kernel", "cpu_report", "compile_attention", "upstream_design",
            "tmem_columns", "smem_bytes"]
@@ -520,7 +520,7 @@ def attention(q, k, v, causal=False, sm_scale=None, num_mma_slices=2, num_kv_buf
     if not (q.shape == k.shape == v.shape) or q.dim() != 4:
         raise ValueError(f"q, k, v must be [Z, H, N_CTX, HEAD_DIM] of one shape, got {tuple(q.shape)}, "
                          f"{tuple(k.shape)}, {tuple(v.shape)}")
-    if not (q.dtype == k.dtype == v.dtype) or str(q.dtype) not in ("torch.float16", "torch.bfloat16"):
+    if not (q.dtype == k.dtype == v.dtype) or str(q.dtype) not in HALF_DTYPES:
         raise ValueError(f"q, k, v must all be bfloat16 or float16, got {q.dtype}, {k.dtype}, {v.dtype}")
     Z, H, N_CTX, HEAD_DIM = q.shape
     if HEAD_DIM not in (64, 128):

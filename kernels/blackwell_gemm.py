@@ -65,8 +65,8 @@ from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLay
 from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import (BLACKWELL, SMEM_LIMIT, Compiled, blackwell_row, compile_for, dtype_name,
-                                       gl_dtype, tensordesc, tile_offsets)
+from tlx_alias.kernels._common import (BLACKWELL, HALF_DTYPES, SMEM_LIMIT, Compiled, blackwell_row, compile_for,
+                                       dtype_name, gl_dtype, tensordesc, tile_offsets)
 
 __all__ = ["matmul", "matmul_kernel", "compile_matmul", "cpu_report", "epilogue_n", "smem_plan"]
 
@@ -315,7 +315,7 @@ def matmul(a, b, c=None, block_m=128, block_n=128, block_k=64, stages=None, grou
 
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"expected a [M, K] and b [K, N], got {tuple(a.shape)} and {tuple(b.shape)}")
-    if a.dtype != b.dtype or str(a.dtype) not in ("torch.bfloat16", "torch.float16"):
+    if a.dtype != b.dtype or str(a.dtype) not in HALF_DTYPES:
         raise ValueError(f"a and b must both be bfloat16 or both float16, got {a.dtype} and {b.dtype}")
     out_dtype = out_dtype or a.dtype
     if out_dtype not in (a.dtype, torch.float32):

@@ -79,8 +79,8 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import (HOPPER, SMEM_LIMIT, compile_for, gl_dtype, report_row, softmax_scale,
-                                       tensordesc)
+from tlx_alias.kernels._common import (HOPPER, SMEM_LIMIT, check_attention, compile_for, gl_dtype, report_row,
+                                       softmax_scale, tensordesc)
 
 __all__ = ["hopper_attention_kernel", "attention", "make_launch", "compile_attention", "smem_plan", "cpu_report"]
 
@@ -331,34 +331,11 @@ def smem_plan(head_dim=128, kv_stages=2, share=True, BLOCK_M=128, BLOCK_N=128, e
             "spec": (tile if share else 2 * tile) + ring, "limit": SMEM_LIMIT}
 
 
-def _check(q, k, v, o=None, lse=None):
-    if q.ndim != 4:
-        raise ValueError(f"attention: expected q of shape (B, H, S, D), got {tuple(q.shape)}")
-    if k.shape != q.shape or v.shape != q.shape:
-        raise ValueError(f"attention: q, k, v must have the same shape (B, H, S, D); got q{tuple(q.shape)}, "
-                         f"k{tuple(k.shape)}, v{tuple(v.shape)} (cross-attention and GQA are not supported)")
-    if str(q.dtype) not in ("torch.float16", "torch.bfloat16") or k.dtype != q.dtype or v.dtype != q.dtype:
-        raise TypeError(f"attention: q, k, v must all be float16 or bfloat16, got {q.dtype}, {k.dtype}, {v.dtype}")
-    if not (q.is_cuda and k.is_cuda and v.is_cuda):
-        raise ValueError("attention: q, k, v must be CUDA tensors")
-    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
-        raise ValueError("attention: q, k, v must be contiguous in (B, H, S, D) order; call .contiguous() first")
-    B, H, S, D = q.shape
-    if D not in (64, 128):
-        raise ValueError(f"attention: head dim must be 64 or 128, got {D}")
-    if S == 0 or B * H == 0:
-        raise ValueError(f"attention: empty input {tuple(q.shape)}")
-    if o is not None and (o.shape != q.shape or o.dtype != q.dtype or not o.is_contiguous()):
-        raise ValueError("attention: o must be a contiguous tensor like q")
-    if lse is not None and (lse.shape != (B, H, S) or lse.dtype != torch.float32 or not lse.is_contiguous()):
-        raise ValueError(f"attention: lse must be a contiguous ({B}, {H}, {S}) float32 tensor")
-
-
 def make_launch(q, k, v, o, lse, causal: bool = False, sm_scale: float | None = None, *, share: bool = True,
                 **config):
     """Check the operands, build the TMA descriptors and the grid once; return a zero-argument callable
     that launches the kernel writing O into o and the LSE into lse (what `attention` and the benchmark call)."""
-    _check(q, k, v, o, lse)
+    check_attention(q, k, v, o, lse, "attention", (64, 128))
     B, H, S, D = q.shape
     cfg = dict(default_config(D), **config)
     BLOCK_M, BLOCK_N = cfg["BLOCK_M"], cfg["BLOCK_N"]
@@ -389,7 +366,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     `share=False` builds the variant whose O staging tile does not alias Q. `config` overrides BLOCK_M,
     BLOCK_N, KV_STAGES, num_warps, PIPELINE (see default_config).
     """
-    _check(q, k, v)
+    check_attention(q, k, v, None, None, "attention", (64, 128))
     B, H, S, D = q.shape
     o = torch.empty_like(q)
     lse = torch.empty((B, H, S), dtype=torch.float32, device=q.device)

@@ -115,8 +115,8 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import (HOPPER, SMEM_LIMIT, compile_for, dtype_name, gl_dtype, report_row, softmax_scale,
-                                       tensordesc)
+from tlx_alias.kernels._common import (HOPPER, SMEM_LIMIT, check_attention, compile_for, dtype_name, gl_dtype,
+                                       report_row, softmax_scale, tensordesc)
 
 __all__ = ["attention_ws_kernel", "attention", "make_launch", "compile_attention", "smem_plan", "most_stages",
            "default_config", "cpu_report", "EPILOGUES"]
@@ -419,35 +419,11 @@ def most_stages(head_dim, epilogue, BLOCK_N=None, at_most=8) -> int:
     return max((s for s in range(1, at_most + 1) if smem_plan(head_dim, s, epilogue, BLOCK_N)["fits"]), default=0)
 
 
-def _check(q, k, v, o=None, lse=None):
-    if q.ndim != 4:
-        raise ValueError(f"attention_ws: expected q of shape (B, H, S, D), got {tuple(q.shape)}")
-    if k.shape != q.shape or v.shape != q.shape:
-        raise ValueError(f"attention_ws: q, k, v must have the same shape (B, H, S, D); got q{tuple(q.shape)}, "
-                         f"k{tuple(k.shape)}, v{tuple(v.shape)} (cross-attention and GQA are not supported)")
-    if str(q.dtype) not in ("torch.float16", "torch.bfloat16") or k.dtype != q.dtype or v.dtype != q.dtype:
-        raise TypeError(f"attention_ws: q, k, v must all be float16 or bfloat16, got {q.dtype}, {k.dtype}, "
-                        f"{v.dtype}")
-    B, H, S, D = q.shape
-    if D not in HEAD_DIMS:
-        raise ValueError(f"attention_ws: head dim must be one of {HEAD_DIMS}, got {D}")
-    if S == 0 or B * H == 0:
-        raise ValueError(f"attention_ws: empty input {tuple(q.shape)}")
-    if not (q.is_cuda and k.is_cuda and v.is_cuda):
-        raise ValueError("attention_ws: q, k, v must be CUDA tensors (sm_90)")
-    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
-        raise ValueError("attention_ws: q, k, v must be contiguous in (B, H, S, D) order; call .contiguous() first")
-    if o is not None and (o.shape != q.shape or o.dtype != q.dtype or not o.is_contiguous()):
-        raise ValueError("attention_ws: o must be a contiguous tensor like q")
-    if lse is not None and (lse.shape != (B, H, S) or lse.dtype != torch.float32 or not lse.is_contiguous()):
-        raise ValueError(f"attention_ws: lse must be a contiguous ({B}, {H}, {S}) float32 tensor")
-
-
 def make_launch(q, k, v, o, lse, causal: bool = False, sm_scale: float | None = None, **config):
     """Check the operands, build the TMA descriptors and the grid once; return a zero-argument callable that
     launches the kernel writing O into o and the LSE into lse (what `attention` and the benchmark call).
     `config` overrides `default_config(D)`."""
-    _check(q, k, v, o, lse)
+    check_attention(q, k, v, o, lse, "attention_ws", HEAD_DIMS)
     B, H, S, D = q.shape
     cfg = dict(default_config(D), **config)
     unknown = set(cfg) - set(default_config(D))
@@ -480,7 +456,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     Returns (o, lse): o like q, lse (B, H, S) fp32 = logsumexp over keys of q.k * sm_scale (natural log).
     `config` overrides `default_config(D)` (BLOCK_N, STAGES, epilogue, PINGPONG, CONSUMER_REGS, PRODUCER_REGS).
     """
-    _check(q, k, v)
+    check_attention(q, k, v, None, None, "attention_ws", HEAD_DIMS)
     B, H, S, D = q.shape
     o = torch.empty_like(q)
     lse = torch.empty((B, H, S), dtype=torch.float32, device=q.device)
