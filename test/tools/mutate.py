@@ -334,6 +334,26 @@ def oracle(spec: Lowered, impl: Lowered) -> list:
 
 # ---------------------------------------------------------------------------------------------- editing
 
+
+class _TextOps:
+    """`ViewLayout.slot_of`'s arithmetic as arith ops of custom-form text: `const(v)` and `bin_(kind, a, b)`
+    emit an op and return its SSA name (nothing folded, as a mutant should read)."""
+
+    def __init__(self, const, bin_):
+        self.const, self.bin_ = const, bin_
+
+    def add(self, a, b):
+        return self.bin_("addi", a, b)
+
+    def mul(self, a, b):
+        return self.bin_("muli", a, b)
+
+    def div(self, a, b):
+        return self.bin_("divsi", a, b)
+
+    def rem(self, a, b):
+        return self.bin_("remsi", a, b)
+
 class Edit:
     """Line replacements and insertions over a kernel's ttgir; `text()` applies them."""
 
@@ -379,12 +399,7 @@ class Edit:
             t = op(f'arith.constant {{tlx.index_rewrite = "", tlx.logical_index = {user} : i64}} {slot} : i32')
         else:
             x = bin_("addi", x, const(plus)) if plus else x
-            t = bin_("addi", bin_("muli", bin_("divsi", x, const(layout.group)), const(layout.stride // layout.slot)),
-                     const((layout.offset - layout.base) // layout.slot))
-            rest = x
-            for k, u in reversed(list(zip(layout.radices, layout.strides))):
-                t = bin_("addi", t, bin_("muli", bin_("remsi", rest, const(k)), const(u // layout.slot)))
-                rest = bin_("divsi", rest, const(k))
+            t = layout.slot_of(x, _TextOps(const, bin_))   # the lowering's formula, as custom-form text
         self.before.setdefault(site.line, []).extend(out)
         self.set(site.line, self.line(site.line).replace(f"[{site.index}]", f"[{t}]", 1))
         return self

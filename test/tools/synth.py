@@ -6,6 +6,10 @@ another); `module_text(...)` prints the backing allocation, one `ttg.memdesc_rei
 with `tlx.view` / `tlx.alloc` / `tlx.name` / `tlx.overlap`, and one `ttg.memdesc_index` per view inside an
 `scf.for`, its index rewritten by `arith` ops tagged `tlx.index_rewrite`. Mutations (a wrong stride, a
 missing rewrite, an index past the end) are plain edits of the `Leaf` records or the `index` argument.
+
+Deliberately not the lowering: its placement is simpler than `tlx_alias.layout` (no 128-byte or TMEM-column
+alignment, one index digit) so that the verifier's tests get Contract-2 IR that no pass wrote, and a bug of the
+passes cannot hide one of the verifier.
 """
 from __future__ import annotations
 
