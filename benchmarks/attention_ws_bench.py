@@ -34,8 +34,12 @@ STAGES, register split, no ping-pong) instead of the unshared variants.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # _timing, also under `python -P`
+from _timing import bench_ms, poison_, tflops  # noqa: E402
 
 B, S = 4, 8192
 HEADS = {64: 32, 128: 32, 256: 16}
@@ -100,7 +104,6 @@ def run_case(d, causal, rounds, reps, ws_variants, baselines=True, only=None):
     import torch
     from tlx_alias.kernels import hopper_attention as ha
     from tlx_alias.kernels import hopper_attention_ws as ws
-    from _timing import bench_ms, poison_, tflops
 
     H = HEADS[d]
     torch.manual_seed(d + causal)

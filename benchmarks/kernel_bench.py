@@ -27,7 +27,11 @@ import argparse
 import importlib
 import inspect
 import math
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # _timing, also under `python -P`
+from _timing import bench_ms, poison_, tflops  # noqa: E402
 
 KERNELS = ("hopper_gemm", "hopper_gemm_ws", "hopper_attention", "hopper_attention_ws", "blackwell_gemm",
            "blackwell_attention")
@@ -103,7 +107,6 @@ def _fits(compile_fn, **cfg) -> bool:
 def bench_gemm(quick=False):
     import torch
     from tlx_alias.kernels import hopper_gemm as hg
-    from _timing import bench_ms, poison_, tflops
 
     from triton.experimental.gluon import language as gl
     shared_cfg = dict(stages=4, share=True, BM=128, BN=256, BK=64)
@@ -174,7 +177,6 @@ def bench_gemm_ws(quick=False, rounds=4, sweep=False):
     import torch
     from tlx_alias.kernels import hopper_gemm as hg
     from tlx_alias.kernels import hopper_gemm_ws as ws
-    from _timing import bench_ms, poison_, tflops
 
     print("hopper_gemm_ws: correctness against torch (fp32 reference)")
     torch.manual_seed(0)
@@ -265,7 +267,6 @@ def bench_attention(quick=False):
     import torch.nn.functional as F
     from torch.nn.attention import sdpa_kernel
     from tlx_alias.kernels import hopper_attention as ha
-    from _timing import bench_ms, poison_, tflops
 
     from triton.experimental.gluon import language as gl
 

@@ -35,6 +35,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # _timing, also under `python -P`
+from _timing import bench_ms, tflops  # noqa: E402
+
 GEMM_CASES = {"gemm8192": (8192, 8192, 8192), "gemm_skinny": (512, 8192, 8192), "gemm2048": (8192, 8192, 2048),
               "gemm4096": (4096, 4096, 4096)}
 ATTN_CASES = {"attn": (4, 32, 8192, 128, False), "attn_causal": (4, 32, 8192, 128, True),
@@ -181,7 +184,6 @@ def profile_one(case, impl, overrides, warmup):
 
 def sweep():
     import torch
-    from _timing import bench_ms, tflops
     rows = []
     for case, impl, overrides in SWEEP:
         t0 = time.time()
@@ -219,7 +221,6 @@ def overhead(cases=("gemm_skinny", "gemm4096", "gemm2048"), rounds=2):
     (no flush) per event pair."""
     import torch
     from tlx_alias.kernels import hopper_gemm as hg
-    from _timing import bench_ms, tflops
     flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
     flush.zero_()
 
@@ -291,7 +292,6 @@ def ab(cases=("gemm_skinny", "gemm4096", "gemm2048", "gemm8192"), rounds=6):
     TFLOP/s over the rounds."""
     import torch
     from tlx_alias.kernels import hopper_gemm as hg
-    from _timing import bench_ms, tflops
     for case in cases:
         M, N, K = GEMM_CASES[case]
         a = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
