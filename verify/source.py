@@ -92,7 +92,7 @@ def load_generic(text: str, path: str = "<text>") -> Loaded:
 
 
 def load_triton(text: str, path: str = "<text>") -> Loaded:
-    from tlx_alias import _triton
+    from tlx_alias import _triton   # (imports triton: only for Triton-form input)
     died = parser_dies_on(text)
     if died:
         raise InputError(f"{path}: Triton's own parser aborts the process on this file ({died}) (reading it as "
@@ -122,7 +122,7 @@ def parser_dies_on(text: str) -> str | None:
     tlx-verify reads files it did not write, so it parses each first in a forked child; the child's
     temporary file goes to a directory the parent removes, so an abort leaves no file behind.
     """
-    from tlx_alias import _triton
+    from tlx_alias import _triton   # (imports triton: only for Triton-form input)
     with tempfile.TemporaryDirectory(prefix="tlx-verify-") as scratch:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)   # 3.12: fork() of a process with threads
