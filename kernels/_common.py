@@ -16,6 +16,8 @@ Compiling (no GPU needed)
                                         tmem_cols, compile_s, proof}
 
 Device helpers (@gluon.jit)
+    online_softmax(j, qk, m_i, l_i, rows, seq_len, qk_scale, MASKED, CAUSAL, BLOCK_N) -> (p, alpha, m, l)
+                                        one K/V block of the attention kernels' online softmax (base 2)
     tile_offsets(tile_id, num_pid_m, num_pid_n, GROUP_M, BLOCK_M, BLOCK_N) -> (off_m, off_n)
                                         a persistent GEMM's output tiles in grouped order (GROUP_M row tiles
                                         share their B columns in L2)
@@ -178,6 +180,27 @@ def error_summary(error) -> str:
     if "] " in text:
         text = text.split("] ", 1)[1]
     return text.split(". Fix:")[0].splitlines()[0][:120]
+
+
+@gluon.jit
+def online_softmax(j, qk, m_i, l_i, rows, seq_len, qk_scale, MASKED: gl.constexpr, CAUSAL: gl.constexpr,
+                   BLOCK_N: gl.constexpr):
+    """One K/V block of an online softmax in base 2: (P fp32 unnormalised, alpha = exp2(m_old - m_new), m, l).
+    `qk` holds the raw scores of block j (rows x BLOCK_N); MASKED drops the columns past seq_len and, with
+    CAUSAL, those after each row. The scale goes into the row max (one product per row, which needs
+    qk_scale > 0: `softmax_scale`) and into each exp2's FMA (qk * qk_scale - m), as in FA3."""
+    s = qk
+    if MASKED:
+        cols = j * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, qk.type.layout))
+        keep = (cols < seq_len)[None, :]
+        if CAUSAL:
+            keep = keep & (rows[:, None] >= cols[None, :])
+        s = gl.where(keep, s, -float("inf"))
+    m_new = gl.maximum(m_i, gl.max(s, axis=1) * qk_scale)
+    alpha = gl.exp2(m_i - m_new)
+    p = gl.exp2(s * qk_scale - m_new[:, None])
+    l_i = l_i * alpha + gl.sum(p, axis=1)
+    return p, alpha, m_new, l_i
 
 
 @gluon.jit

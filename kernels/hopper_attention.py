@@ -79,8 +79,8 @@ from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
-from tlx_alias.kernels._common import (HOPPER, SMEM_LIMIT, check_attention, compile_for, gl_dtype, report_row,
-                                       softmax_scale, tensordesc)
+from tlx_alias.kernels._common import (HOPPER, SMEM_LIMIT, check_attention, compile_for, gl_dtype, online_softmax,
+                                       report_row, softmax_scale, tensordesc)
 
 __all__ = ["hopper_attention_kernel", "attention", "make_launch", "compile_attention", "smem_plan", "cpu_report"]
 
@@ -112,20 +112,10 @@ def _load_kv(k_desc, v_desc, k_ring, v_ring, k_ready, v_ready, bh, j, BLOCK_N: g
 
 @gluon.jit
 def _softmax_block(j, qk, m_i, l_i, offs_m, seq_len, qk_scale,  #
-                   MASKED: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr, s_layout: gl.constexpr,
-                   p_layout: gl.constexpr, dtype: gl.constexpr):
-    """Online softmax of block j's scores: P (as the A operand of P V), alpha = exp2(m_old - m_new), m, l."""
-    s = qk   # unscaled: the scale goes into the row max (one product per row) and into each exp2's FMA
-    if MASKED:
-        offs_n = j * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
-        keep = (offs_n < seq_len)[None, :]
-        if CAUSAL:
-            keep = keep & (offs_m[:, None] >= offs_n[None, :])
-        s = gl.where(keep, s, -float("inf"))
-    m_new = gl.maximum(m_i, gl.max(s, axis=1) * qk_scale)   # the max of the scaled scores, as qk_scale > 0
-    alpha = gl.exp2(m_i - m_new)
-    p = gl.exp2(s * qk_scale - m_new[:, None])
-    l_i = l_i * alpha + gl.sum(p, axis=1)
+                   MASKED: gl.constexpr, CAUSAL: gl.constexpr, BLOCK_N: gl.constexpr, p_layout: gl.constexpr,
+                   dtype: gl.constexpr):
+    """Online softmax of block j's scores (`_common.online_softmax`), P as the A operand of P V."""
+    p, alpha, m_new, l_i = online_softmax(j, qk, m_i, l_i, offs_m, seq_len, qk_scale, MASKED, CAUSAL, BLOCK_N)
     return gl.convert_layout(p.to(dtype), p_layout), alpha, m_new, l_i
 
 
@@ -150,7 +140,7 @@ def _attn_block(j, acc, m_i, l_i, q_smem, k_ring, v_ring, k_ready, v_ready, k_de
              j + KV_STAGES - 1 < n_blocks)
 
     p_op, alpha, m_new, l_i = _softmax_block(j, qk, m_i, l_i, offs_m, seq_len, qk_scale, MASKED, CAUSAL, BLOCK_N,
-                                             s_layout, p_layout, dtype)
+                                             p_layout, dtype)
     acc = acc * gl.convert_layout(alpha, gl.SliceLayout(1, acc.type.layout))[:, None]
 
     mbarrier.wait(v_ready.index(stage), phase)
@@ -180,7 +170,7 @@ def _attn_block_pipelined(j, acc, p_prev, m_i, l_i, q_smem, k_ring, v_ring, k_re
     # Groups retire in order: this retires S(j) and leaves P(j-1) V(j-1) in flight during the softmax.
     qk = warpgroup_mma_wait(num_outstanding=1, deps=(qk, ))
     p, alpha, m_new, l_i = _softmax_block(j, qk, m_i, l_i, offs_m, seq_len, qk_scale, MASKED, CAUSAL, BLOCK_N,
-                                          s_layout, p_layout, dtype)
+                                          p_layout, dtype)
     # Retires P(j-1) V(j-1): O is readable and K/V[stage j-1] (read by S(j-1) and P(j-1) V(j-1)) are free.
     acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
     _load_kv(k_desc, v_desc, k_ring, v_ring, k_ready, v_ready, bh, j + KV_STAGES - 1, BLOCK_N, KV_STAGES,
@@ -269,7 +259,7 @@ def hopper_attention_kernel(q_desc, k_desc, v_desc, o_desc, lse_ptr, seq_len, sm
         _load_kv(k_desc, v_desc, k_ring, v_ring, k_ready, v_ready, bh, KV_STAGES - 1, BLOCK_N, KV_STAGES,
                  KV_STAGES - 1 < n_blocks)
         p, alpha, m_i, l_i = _softmax_block(0, qk, m_i, l_i, offs_m, seq_len, qk_scale, True, CAUSAL, BLOCK_N,
-                                            s_layout, p_layout, dtype)
+                                            p_layout, dtype)
         for j in range(1, n_full):
             acc, p, m_i, l_i = _attn_block_pipelined(j, acc, p, m_i, l_i, q, k_ring, v_ring, k_ready, v_ready,
                                                      k_desc, v_desc, bh, n_blocks, offs_m, seq_len, qk_scale,

@@ -116,7 +116,7 @@ from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
 from tlx_alias.kernels._common import (HOPPER, SMEM_LIMIT, check_attention, compile_for, dtype_name, gl_dtype,
-                                       report_row, softmax_scale, tensordesc)
+                                       online_softmax, report_row, softmax_scale, tensordesc)
 
 __all__ = ["attention_ws_kernel", "attention", "make_launch", "compile_attention", "smem_plan", "most_stages",
            "default_config", "cpu_report", "EPILOGUES"]
@@ -170,24 +170,6 @@ def _pass_turn(turn, g: gl.constexpr, PINGPONG: gl.constexpr):
 
 
 @gluon.jit
-def _softmax(j, qk, m_i, l_i, rows, seq_len, qk_scale, MASKED: gl.constexpr, CAUSAL: gl.constexpr,
-             BLOCK_N: gl.constexpr):
-    """Online softmax of block j's scores (base 2): P (fp32, unnormalised), alpha = exp2(m_old - m_new), m, l."""
-    s = qk   # unscaled: the scale goes into the row max (one product per row) and into each exp2's FMA
-    if MASKED:
-        cols = j * BLOCK_N + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, qk.type.layout))
-        keep = (cols < seq_len)[None, :]
-        if CAUSAL:
-            keep = keep & (rows[:, None] >= cols[None, :])
-        s = gl.where(keep, s, -float("inf"))
-    m_new = gl.maximum(m_i, gl.max(s, axis=1) * qk_scale)   # the max of the scaled scores, as qk_scale > 0
-    alpha = gl.exp2(m_i - m_new)
-    p = gl.exp2(s * qk_scale - m_new[:, None])
-    l_i = l_i * alpha + gl.sum(p, axis=1)
-    return p, alpha, m_new, l_i
-
-
-@gluon.jit
 def _consumer_block(j, g: gl.constexpr, acc, p, alpha, m_i, l_i, q, k_ring, v_ring, k_full, v_full, k_empty, v_empty,
                     turn, rows, seq_len, qk_scale, MASKED: gl.constexpr, CAUSAL: gl.constexpr,
                     BLOCK_N: gl.constexpr, STAGES: gl.constexpr, PINGPONG: gl.constexpr):
@@ -210,7 +192,7 @@ def _consumer_block(j, g: gl.constexpr, acc, p, alpha, m_i, l_i, q, k_ring, v_ri
 
     # wgmma groups retire in order: this retires S(j) = Q K(j)^T and leaves P(j-1) V(j-1) on the tensor cores.
     qk = warpgroup_mma_wait(num_outstanding=1, deps=(qk, ))
-    p, alpha, m_i, l_i = _softmax(j, qk, m_i, l_i, rows, seq_len, qk_scale, MASKED, CAUSAL, BLOCK_N)
+    p, alpha, m_i, l_i = online_softmax(j, qk, m_i, l_i, rows, seq_len, qk_scale, MASKED, CAUSAL, BLOCK_N)
     # K(j) has no reader left in this warpgroup. The release sits behind a branch that is always taken (block j
     # holds keys): it ends the basic block, and ptxas does not hoist the wait below above it (in straight-line
     # code it does, above the exp2s: P(j-1) V(j-1) would retire before the softmax; see the docstring).
@@ -254,7 +236,7 @@ def _consumer(g: gl.constexpr, q_tiles, o_tiles, k_ring, v_ring, q_full, k_full,
     _pass_turn(turn, g, PINGPONG)
     qk = warpgroup_mma_wait(num_outstanding=0, deps=(qk, ))
     mbarrier.arrive(k_empty.index(0), count=1)
-    p, alpha, m_i, l_i = _softmax(0, qk, m_i, l_i, rows, seq_len, qk_scale, True, CAUSAL, BLOCK_N)
+    p, alpha, m_i, l_i = online_softmax(0, qk, m_i, l_i, rows, seq_len, qk_scale, True, CAUSAL, BLOCK_N)
     acc = gl.zeros([ROWS, HEAD_DIM], gl.float32, o_layout)
 
     for j in range(1, n_full):
