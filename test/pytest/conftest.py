@@ -6,8 +6,9 @@ import pytest
 from hypothesis import settings
 
 TEST = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# test tooling (synth, the mutation harness) and the hand-aliased kernels of the lit suite
-sys.path[:0] = [os.path.join(TEST, "tools"), os.path.join(TEST, "lit", "verify", "Inputs"), os.path.join(TEST, "fuzz")]
+# test tooling (synth, the mutation harness), the hand-aliased kernels of the lit suite, the fuzzers
+sys.path[:0] = [os.path.join(TEST, "tools"), os.path.join(TEST, "lit", "verify", "Inputs"),
+                 os.path.join(TEST, "fuzz")]
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):

@@ -9,13 +9,12 @@ import glob
 import json
 import os
 import re
-import sys
 
 import pytest
 
+import kernel_runner
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "test", "fuzz"))
-import kernel_runner  # noqa: E402
 
 BUGS = sorted(glob.glob(os.path.join(ROOT, "test", "fuzz", "bugs", "*.py")))
 

@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings
 import tlx_alias.bridge  # noqa: F401  (imported once, before the forks)
 from tlx_alias.verify import cli
 
+import fuzz_cli
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "test", "fuzz"))
-import fuzz_cli  # noqa: E402
 
 VALID = fuzz_cli.corpus()
 
