@@ -3,6 +3,10 @@
 Each pass object is added with `PassManager.add(callable, name=...)`. A pass that meets a user mistake
 raises TlxAliasError; the callable records it and signals failure, and `run` raises it again outside MLIR.
 Options (`target`, `exact_views`, `row_windows`) go to the passes that declare them as fields.
+The module is verified once, after the last pass (`verify_each`: after every pass, as mlir-opt does; tlx-opt
+asks for that): here Triton's ops are unregistered, so the upstream verifier checks little beyond builtin
+ops, yet verifying after each of the five passes took 0.43 of the pipeline's 2.0 ms on blackwell_gemm; Triton
+verifies the lowered module in full when it parses it back.
 """
 
 from __future__ import annotations
@@ -30,10 +34,11 @@ def build(names=PIPELINE, **options) -> list:
     return out
 
 
-def run(module, names=PIPELINE, aliases=None, **options) -> PassContext:
+def run(module, names=PIPELINE, aliases=None, verify_each=False, **options) -> PassContext:
     ctx = PassContext(aliases=dict(aliases or {}))
     with module.context:
         pm = passmanager.PassManager.parse("builtin.module()")
+        pm.enable_verifier(verify_each)
         for p in build(names, **options):
             pm.add(_as_pass(p, ctx), name=p.name)
         try:
@@ -42,8 +47,10 @@ def run(module, names=PIPELINE, aliases=None, **options) -> PassContext:
             if ctx.error is not None:
                 raise ctx.error from None
             raise
-    if ctx.error is not None:
-        raise ctx.error
+        if ctx.error is not None:
+            raise ctx.error
+        if not verify_each:
+            module.operation.verify()   # raises MLIRError, as a failed verification in pm.run does
     return ctx
 
 

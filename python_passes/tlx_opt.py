@@ -56,7 +56,8 @@ def process(chunk: str, first_line: int, path: str, passes, target, verify: bool
         module = ir.Module.parse("\n" * (first_line - 1) + chunk)
     diags, ok = [], True
     try:
-        result = run(module, passes, aliases=aliases, target=target, exact_views=exact_views, row_windows=row_windows)
+        result = run(module, passes, aliases=aliases, verify_each=True, target=target, exact_views=exact_views,
+                     row_windows=row_windows)
         diags += [("warning", src, msg) for src, msg in result.warnings]
     except TlxAliasError as err:
         diags.append(("error", err.src, f"[{err.where}] {err.problem}. Fix: {err.fix}"))

@@ -73,3 +73,26 @@ def test_a_ring_in_one_index_group_is_rewritten_without_division():
     assert strided.affine() == (128, 64)
     tiles = ViewLayout(0, 128, 32, 4, (2,), (32,))  # p: two sub-tiles per group, slots 0, 1, 4, 5
     assert [tiles.slot_of(i) for i in range(4)] == [0, 1, 4, 5] and tiles.affine() is None
+
+
+
+@dataclasses.dataclass(frozen=True)
+class _SecondModuleBlock:
+    name = "test-second-module-block"
+
+    def apply(self, module, ctx):
+        module.regions[0].blocks.append()   # a builtin.module has one block (what Triton's ops leave unchecked
+        # here: they are unregistered, so the upstream verifier checks little beyond builtin ops)
+
+
+@pytest.mark.parametrize("verify_each", [False, True])
+def test_a_pass_that_breaks_the_ir_fails_the_pipeline(monkeypatch, verify_each):
+    """The plugin verifies once after the last pass, tlx-opt after each: both stop on IR the verifier rejects
+    instead of handing the module on."""
+    from tlx_alias._mlir import ir, new_context
+    from tlx_alias.python_passes import pipeline
+    monkeypatch.setattr(pipeline, "get_all_passes", lambda: {"test-second-module-block": _SecondModuleBlock})
+    with new_context() as ctx, ir.Location.unknown():
+        module = ir.Module.parse('"x.op"() : () -> ()', ctx)
+        with pytest.raises(ir.MLIRError, match="region"):
+            pipeline.run(module, ("test-second-module-block",), verify_each=verify_each)
