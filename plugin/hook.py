@@ -172,9 +172,10 @@ def start_plugin(triton_module, target=None):
         raise err.with_traceback(None) from None
     t2 = time.perf_counter()
     out = bridge.to_triton(module, aliases, triton_module.context)
+    tmem_hint = any(sep.storage == "tmem" for sep in ctx.separations)   # else the hint needs no TMEM count
     stats = dict(bridge.last_stats, kernel_src=_kernel_src(module), tags_ms=tags_ms, lower_ms=(t2 - t1) * 1e3,
                  proof_ms=0.0, p7_ms=0.0, wait_ms=0.0, separations=list(ctx.separations),
-                 tmem_columns=tmem_allocation_columns(module, aliases))
+                 tmem_columns=tmem_allocation_columns(module, aliases) if tmem_hint else [])
     stats["work_ms"] = stats["total_ms"] = (time.perf_counter() - t0) * 1e3
     last_round_trip.clear()
     last_round_trip.update(stats)
