@@ -328,6 +328,12 @@ class _Candidate:
         self.of_result = term(result) if result is not None else None
 
 
+def _grows(x, next_t) -> bool:
+    """Is the next value `x + c` for a constant c > 0 (a counter with no wrap: no upper bound is inductive)?"""
+    step = z3.simplify(next_t - x)
+    return z3.is_int_value(step) and step.as_long() > 0
+
+
 def _negate(term):
     """z3.Not without the Python wrapper's type checks (one per candidate and Houdini round)."""
     return z3.BoolRef(z3.Z3_mk_not(term.ctx_ref(), term.as_ast()), term.ctx)
@@ -581,6 +587,8 @@ class Encoder:
             # `phase ^ 1` or `1 - phase`); 1 and 2 only for an update without any: each bound that is not
             # inductive costs a solver call to drop (blackwell_gemm: 41 -> 23 calls with the same invariants)
             bounds = self._constants_under(y, body) or {1, 2}
+            if not guard and _grows(x, next_t):   # `x + c` each iteration: x = b - 1 refutes any `x < b`
+                bounds = ()
             cands.append(_Candidate(x, r, init_t, next_t, None, self.ctx))
             for b in sorted(bounds):
                 cands.append(_Candidate(x, r, init_t, next_t, b, self.ctx))
@@ -665,9 +673,12 @@ class Encoder:
         return groups
 
     def _houdini(self, live, guard=()):
-        """The largest subset of `live` that one iteration preserves when all of it holds (and the guard)."""
+        """The largest subset of `live` that one iteration preserves when all of it holds (and the guard):
+        each solver call either proves the whole set preserved or drops what its counterexample falsifies,
+        and the next call assumes only what is left (the same largest subset, one call per round fewer than
+        first pruning everything the old assumptions refute)."""
         while live:
-            kept = self._prune(live, [c.holds for c in live] + list(guard), lambda c: c.after_step)
+            kept = self._prune(live, [c.holds for c in live] + list(guard), lambda c: c.after_step, rounds=1)
             if len(kept) == len(live):
                 return live
             live = kept
@@ -729,26 +740,29 @@ class Encoder:
             entry[1] = len(self.facts)
         return entry[0]
 
-    def _prune(self, cands, hyp, goal):
-        """The candidates whose goal holds under facts + hyp; the default solver takes over where the linear
-        one gives up, and nothing is kept where both do (rather than guess)."""
+    def _prune(self, cands, hyp, goal, rounds=None):
+        """The candidates whose goal holds under facts + hyp (`rounds=1`: those the first counterexample does
+        not refute, all of them if there is none); the default solver takes over where the linear one gives
+        up, and nothing is kept where both do (rather than guess)."""
         live = list(cands)
         for k in (0, 1):
-            kept = self._prune_with(self.solver(k), live, hyp, goal)
+            kept = self._prune_with(self.solver(k), live, hyp, goal, rounds)
             if kept is not None:
                 return kept
         return []
 
     @staticmethod
-    def _prune_with(s, live, hyp, goal):
-        """One solver call per counterexample found; None if the solver gives up."""
+    def _prune_with(s, live, hyp, goal, rounds=None):
+        """One solver call per counterexample found (at most `rounds` calls); None if the solver gives up."""
         if not live:
             return live
         negated = {id(c): _negate(goal(c)) for c in live}
         s.push()
         s.add(hyp)
         try:
-            while live:
+            calls = 0
+            while live and calls != rounds:
+                calls += 1
                 s.push()
                 s.add(_nary(z3.Z3_mk_or, [negated[id(c)] for c in live], s.ctx))
                 r = s.check()
