@@ -3,7 +3,7 @@ tutorials and examples use (see README "The safety proof"), each with a clean fo
 by constexpr flags. Compiled at test time, on the CPU, for sm_90a / sm_100a with the installed Triton.
 
 Idioms: RING monotone counter `c % N` carried through a persistent loop nest; TOGGLE `idx ^= 1`;
-ROLLOVER an index/phase pair advanced by `where(next == N, 0, next)` inside warp_specialize partitions;
+FLIP a buffer pair chosen by `1 - which` at each reset of a ring index; ROLLOVER an index/phase pair advanced by `where(next == N, 0, next)` inside warp_specialize partitions;
 PRED `(i - 1) % N` touched only under `pred = i >= 1`; WHILE a ring counter carried by a `while` loop;
 BORROW P / alpha / m / l borrowed from the columns of an fp32 S buffer in TMEM; SLICE a 1-D SMEM slice
 reinterpreted; STEAL an epilogue tile reinterpreted over a ring buffer and the next one (07-persistence's
@@ -52,6 +52,29 @@ def toggle_kernel(x_ptr, k_steps, STEP: gl.constexpr, B: gl.constexpr):
         acc += a.index(idx).load(blocked)
         idx ^= 1
         phase ^= idx
+    offs = gl.arange(0, B, layout=gl.SliceLayout(0, blocked))
+    gl.store(x_ptr + offs, gl.sum(acc, axis=0))
+
+
+@gluon.jit
+def flip_kernel(x_ptr, k_steps, N: gl.constexpr, FLIP: gl.constexpr, B: gl.constexpr):
+    """FLIP: a ring index reset at N, and a buffer pair chosen by `which = FLIP - which` at each reset (the
+    `1 - phase` idiom; clean: FLIP 1; bug: FLIP 2, the pair's third buffer)."""
+    layout: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, [1, 0])
+    blocked: gl.constexpr = gl.BlockedLayout([1, 4], [8, 4], [4, 1], [1, 0])
+    ring = gl.allocate_shared_memory(gl.float32, [N, B, B], layout)
+    pair = gl.allocate_shared_memory(gl.float32, [2, B, B], layout)
+    acc = gl.zeros([B, B], gl.float32, blocked)
+    idx = 0
+    which = 0
+    for k in range(k_steps):
+        ring.index(idx).store(acc)
+        pair.index(which).store(acc + ring.index(idx).load(blocked))
+        acc += pair.index(which).load(blocked)
+        idx += 1
+        if idx == N:
+            idx = 0
+            which = FLIP - which
     offs = gl.arange(0, B, layout=gl.SliceLayout(0, blocked))
     gl.store(x_ptr + offs, gl.sum(acc, axis=0))
 
