@@ -119,8 +119,9 @@ def parser_dies_on(text: str) -> str | None:
 
     Triton's parser aborts the whole process on some text it should reject (3.8: a shared memdesc whose inner
     dimensions are not powers of two, an assertion in its layout code), which no Python code can catch.
-    tlx-verify reads files it did not write, so it parses each first in a forked child; the child's
-    temporary file goes to a directory the parent removes, so an abort leaves no file behind.
+    tlx-verify reads files it did not write, so it parses each first in a forked child; where the child's
+    parse needs a temporary file (no in-memory file: `_triton._text_at_a_path`) it goes to a directory the
+    parent removes, so an abort leaves no file behind.
     """
     from tlx_alias import _triton   # (imports triton: only for Triton-form input)
     with tempfile.TemporaryDirectory(prefix="tlx-verify-") as scratch:

@@ -108,10 +108,32 @@ def test_a_parse_error_names_the_users_file_line_and_column(tmp_path, capsys, su
     assert err == f"tlx-verify: error: {path}:{where}: {message} (reading it as {form})\n"
 
 
-def test_triton_parse_names_the_text_as_asked():
+@pytest.fixture(params=["in memory", "temporary file"])
+def text_path(request, monkeypatch, tmp_path):
+    """Triton's parser reads text from an in-memory file where Linux has one, else from a temporary file (here
+    forced by a memfd_create that fails, in an empty TMPDIR that must stay empty)."""
+    if request.param == "temporary file":
+        monkeypatch.setattr(os, "memfd_create", lambda *a: (_ for _ in ()).throw(OSError("no memfd here")),
+                            raising=False)
+        monkeypatch.setattr(_triton.tempfile, "tempdir", str(tmp_path))
+    yield request.param
+    assert os.listdir(tmp_path) == []
+
+
+def test_triton_parse_names_the_text_as_asked(text_path):
     assert '"<lowered module>":1:1' in _triton.parse("garbage", _triton.new_context())[1]   # the plugin's use
     err = _triton.parse("garbage", _triton.new_context(), name="k.ttgir")[1]
-    assert '"k.ttgir":1:1' in err and "tlx-alias-" not in err
+    assert '"k.ttgir":1:1' in err and "tlx-alias-" not in err and "/proc/self" not in err
+
+
+def test_triton_parse_reads_the_whole_text(text_path):
+    """A module larger than a pipe's buffer, with a non-ASCII string, comes back as written."""
+    names = "".join(f'    "tt.func"() ({{\n      "tt.return"() : () -> ()\n    }}) {{function_type = () -> (), '
+                    f'sym_name = "k{i}", sym_visibility = "private", note = "é{i}"}} : () -> ()\n' for i in range(600))
+    module, err = _triton.parse(f"module {{\n{names}}}\n", _triton.new_context())
+    assert err == "" and module is not None
+    text = module.str()
+    assert len(text) > 65536 and text.count("tt.func") == 600 and r'note = "\C3\A9599"' in text   # é, escaped
 
 
 # ------------------------------------------------------------------------------------ 4: --target
