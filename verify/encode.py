@@ -687,8 +687,8 @@ class Encoder:
     def _constants_under(self, v, body, depth=0, bounding="le"):
         """Upper bounds b (candidates `t < b`) from the integer constants in the expression tree of v (inside the
         loop body) that can bound it: a modulus c gives c; a mask, a compared or selected value, the c of `c - x`
-        give c and c + 1 (`t <= c`). Not an addend or a divisor (a step of 1, the 63 of a ceiling division), which would only
-        lengthen Houdini's search."""
+        give c and c + 1 (`t <= c`). Not an addend or a divisor (a step of 1, the 63 of a ceiling division),
+        which would only lengthen Houdini's search."""
         out = set()
         if depth > 12:
             return out

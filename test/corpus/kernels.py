@@ -3,7 +3,8 @@ tutorials and examples use (see README "The safety proof"), each with a clean fo
 by constexpr flags. Compiled at test time, on the CPU, for sm_90a / sm_100a with the installed Triton.
 
 Idioms: RING monotone counter `c % N` carried through a persistent loop nest; TOGGLE `idx ^= 1`;
-FLIP a buffer pair chosen by `1 - which` at each reset of a ring index; ROLLOVER an index/phase pair advanced by `where(next == N, 0, next)` inside warp_specialize partitions;
+FLIP a buffer pair chosen by `1 - which` at each reset of a ring index; ROLLOVER an index/phase pair
+advanced by `where(next == N, 0, next)` inside warp_specialize partitions;
 PRED `(i - 1) % N` touched only under `pred = i >= 1`; WHILE a ring counter carried by a `while` loop;
 BORROW P / alpha / m / l borrowed from the columns of an fp32 S buffer in TMEM; SLICE a 1-D SMEM slice
 reinterpreted; STEAL an epilogue tile reinterpreted over a ring buffer and the next one (07-persistence's
