@@ -597,7 +597,7 @@ class Encoder:
         # one counter's bounds without proving every other carried value's at entry. A group's candidates are
         # inductive or not whatever the others do, so Houdini per group finds the whole set's result restricted
         # to it, and the groups' facts together imply the whole set's: no search over all candidates at once.
-        groups = self._groups(ints, guard) if cands else []
+        groups = self._groups(ints, guard) if cands and len(ints) > 1 else []   # one counter: one group
         for group in groups if len(groups) > 1 else [None]:
             self._infer([c for c in cands if group is None or c.x in group], guard)
 
