@@ -35,13 +35,14 @@ import shutil
 import signal
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis import strategies as st
+
+from forked import run_forked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VERIFY = os.path.join(ROOT, "test", "lit", "verify")
@@ -156,31 +157,13 @@ def _child(argv, work):
 
 def run_case(case: Case) -> tuple[str, Outcome]:
     """(input path, what tlx-verify did with it) in a fresh directory, removed afterwards."""
-    for t in threading.enumerate():   # fork with no other thread running (e.g. a Z3 context being made)
-        if t is not threading.current_thread() and not t.daemon:
-            t.join()
     work = tempfile.mkdtemp(prefix="tlx-fuzz-")
     try:
         os.mkdir(os.path.join(work, "tmp"))
         path = os.path.join(work, "input" + case.suffix)
         with open(path, "wb") as f:
             f.write(case.data)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            _child([path], work)
-        deadline, hung = time.monotonic() + TIMEOUT_S, False
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            if time.monotonic() > deadline:
-                os.kill(pid, signal.SIGKILL)
-                _, status = os.waitpid(pid, 0)
-                hung = True
-                break
-            time.sleep(0.002)
+        status, hung = run_forked(lambda: _child([path], work), TIMEOUT_S)
         read = lambda name: open(os.path.join(work, name), errors="replace").read()   # noqa: E731
         outcome = Outcome(os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
                           os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,

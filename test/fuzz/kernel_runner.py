@@ -19,11 +19,11 @@ import shutil
 import signal
 import sys
 import tempfile
-import threading
-import time
 import traceback
 import warnings
 from dataclasses import dataclass, field
+
+from forked import run_forked
 
 TIMEOUT_S = 300      # a case that runs longer than this is a hang (proofs are bounded by resource limits)
 
@@ -126,33 +126,12 @@ def _child(source: str, path: str, signature: dict, arch: int, work: str):
 
 def run(source: str, signature: dict, arch: int, name: str = "kernel_case") -> Outcome:
     """Compile `source` (a module defining `kernel`) for sm_<arch>a in a forked child."""
-    for t in threading.enumerate():   # fork with no other thread running (e.g. a Z3 context being made)
-        if t is not threading.current_thread() and not t.daemon:
-            t.join()
     work = tempfile.mkdtemp(prefix="tlx-fuzz-kernel-")
     try:
         os.mkdir(os.path.join(work, "tmp"))
         os.mkdir(os.path.join(work, "src"))
         path = os.path.join(work, "src", f"{name}.py")
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                _child(source, path, signature, arch, work)
-            finally:
-                os._exit(70)
-        deadline, hung = time.monotonic() + TIMEOUT_S, False
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                break
-            if time.monotonic() > deadline:
-                os.kill(pid, signal.SIGKILL)
-                _, status = os.waitpid(pid, 0)
-                hung = True
-                break
-            time.sleep(0.005)
+        status, hung = run_forked(lambda: _child(source, path, signature, arch, work), TIMEOUT_S)
         stderr = open(os.path.join(work, "stderr"), errors="replace").read() if os.path.exists(
             os.path.join(work, "stderr")) else ""
         left = sorted(os.listdir(os.path.join(work, "tmp")))

@@ -4,6 +4,7 @@ import os
 import signal
 import sys
 import tempfile
+import time
 
 from hypothesis import HealthCheck, given, settings
 
@@ -11,6 +12,7 @@ import tlx_alias.bridge  # noqa: F401  (imported once, before the forks)
 from tlx_alias.verify import cli
 
 import fuzz_cli
+from forked import run_forked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -68,3 +70,13 @@ def test_the_oracle_flags_a_proof_crash_and_tallies_malformed_ir(monkeypatch):
     bad_for = os.path.join(ROOT, "test", "lit", "verify", "cli", "Inputs", "for-without-iv.mlir")
     path, o = fuzz_cli.run_case(fuzz_cli.Case(open(bad_for, "rb").read(), ".mlir", "as is"))
     assert (o.code, fuzz_cli.internal_error(o), fuzz_cli.malformed(o)) == (2, None, "malformed IR"), o.stderr
+
+
+def test_a_forked_case_is_killed_at_its_deadline():
+    """The fuzzers' child: a hang is killed and reported as one; an exit status comes back as it is."""
+    status, hung = run_forked(lambda: time.sleep(60), 0.2)
+    assert hung and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+    status, hung = run_forked(lambda: os._exit(3), 60)
+    assert not hung and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 3
+    status, hung = run_forked(lambda: None, 60)   # a child that returns still ends its process
+    assert not hung and os.WEXITSTATUS(status) == 70
