@@ -83,19 +83,23 @@ class Budget(Stop):
     """The run took more than MAX_STEPS ops (the caller retries with smaller argument values)."""
 
 
-_DESC_TYPES: dict = {}
+def _is_desc(v, seen: dict) -> bool:
+    """Is `v` a memory descriptor? `seen`: the kernel's answers by type (`_Static.desc_types`), so a type is
+    printed once, not once per value; per kernel, not per process, since a type keeps its MLIR context alive
+    (a process-wide cache held every compile's context: 0.3 MB more per proof)."""
+    return _type_flag(v.type, seen, lambda text: "memdesc<" in text)
 
 
-def _is_desc(v) -> bool:
-    t = v.type
+def _is_scalar(v, seen: dict) -> bool:
+    """Is `v` an integer scalar a run computes (`_SCALAR`)? `seen`: `_Static.scalar_types`."""
+    return _type_flag(v.type, seen, lambda text: text in _SCALAR)
+
+
+def _type_flag(t, seen, test) -> bool:
     try:
-        return _DESC_TYPES[t]
-    except (KeyError, TypeError):
-        out = "memdesc<" in str(t)
-        try:
-            _DESC_TYPES[t] = out
-        except TypeError:
-            pass
+        return seen[t]
+    except KeyError:
+        out = seen[t] = test(str(t))
         return out
 
 
@@ -194,6 +198,8 @@ class _Static:
         self.aliased: dict = {}
         self.mds: dict = {}
         self.memo: dict = {}             # (op, what) -> a fact read from its attributes or operands
+        self.desc_types: dict = {}       # type -> is a memory descriptor (`_is_desc`)
+        self.scalar_types: dict = {}     # type -> is an integer scalar (`_is_scalar`)
 
 
 def _static(kernel, path) -> _Static:
@@ -203,7 +209,7 @@ def _static(kernel, path) -> _Static:
     return cache[path]
 
 
-def _fast_step(op, name):
+def _fast_step(op, name, desc_types):
     """For a scalar op that only reads and writes `env` (constants, integer arithmetic, program ids): a
     function of `env` that does what `Sim.op` would, with its operands read from the IR once; else None."""
     if name == "arith.constant":
@@ -228,7 +234,7 @@ def _fast_step(op, name):
             except (ZeroDivisionError, TypeError, ValueError):
                 pass
         return evaluate
-    if name == "arith.select" and not _is_desc(op.results[0]):
+    if name == "arith.select" and not _is_desc(op.results[0], desc_types):
         c, x, y, res = *list(op.operands)[:3], op.results[0]
 
         def select(env):
@@ -291,7 +297,7 @@ class Sim(Bindings):
         try:
             return self.s.descs[op]
         except KeyError:
-            out = self.s.descs[op] = [v for v in op.operands if _is_desc(v)]
+            out = self.s.descs[op] = [v for v in op.operands if _is_desc(v, self.s.desc_types)]
             return out
 
     def once(self, op, what, read):
@@ -385,10 +391,11 @@ class Sim(Bindings):
         ops = []
         for op in block.operations:
             op = _op(op)
-            scalar = any(str(r.type) in _SCALAR for r in op.results)
-            if scalar or len(op.regions) or any(_is_desc(v) for v in list(op.operands) + list(op.results)) \
+            descs = self.s.desc_types
+            scalar = any(_is_scalar(r, self.s.scalar_types) for r in op.results)
+            if scalar or len(op.regions) or any(_is_desc(v, descs) for v in list(op.operands) + list(op.results)) \
                     or op.name in ACCESS or op.name in BARRIER_OPS or not len(op.results):
-                ops.append((op, _fast_step(op, op.name)))
+                ops.append((op, _fast_step(op, op.name, descs)))
         self.s.plans[key] = ops
         return ops
 
@@ -441,7 +448,7 @@ class Sim(Bindings):
         if name in NO_MEMORY:
             return
         for v in op.operands:           # an op this model does not time, on aliased memory: give up
-            if _is_desc(v) and isinstance(self.env.get(v), Foot) and self.aliased(self.env[v].alloc):
+            if _is_desc(v, self.s.desc_types) and isinstance(self.env.get(v), Foot) and self.aliased(self.env[v].alloc):
                 raise Stop(f"{name} at {self.src(op)} touches {self.env[v].alloc.name}, and P7 does not model "
                            "when it reads or writes")
 
@@ -577,7 +584,7 @@ class Sim(Bindings):
 
     def foot(self, v, op) -> Foot | None:
         f = self.env.get(v)
-        if f is None and _is_desc(v):
+        if f is None and _is_desc(v, self.s.desc_types):
             raise Stop(f"{op.name} at {self.src(op)} uses a descriptor this run did not follow")
         return f
 
@@ -895,7 +902,7 @@ def _tcgen05(sim, th, op):
     th.mma_seq += 1
     group = []
     for v, w in ((a_v, False), (b_v, False), (d_v, True)):
-        if _is_desc(v):
+        if _is_desc(v, sim.s.desc_types):
             a = sim.access(th, op, v, w, kind, seq=th.mma_seq)
             if a is not None:
                 group.append(a)
