@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import glob
 import hashlib
 import importlib
 import inspect
@@ -176,10 +175,16 @@ thread during that millisecond reads the variable too, and its pass managers the
 
 @atexit.register
 def _remove_borrowed_reproducers():
-    for base in _borrowed_paths:
-        for stray in glob.glob(glob.escape(base) + ".*.repro.mlir"):
-            with contextlib.suppress(OSError):
-                os.unlink(stray)
+    """One listing per folder, not one per lent path (a long autotuning session lends thousands)."""
+    lent: dict = {}
+    for base in _borrowed_paths:   # mkstemp's names have no dot: `<name>.<pipeline>.repro.mlir` is ours
+        lent.setdefault(os.path.dirname(base), set()).add(os.path.basename(base))
+    for folder, names in lent.items():
+        with contextlib.suppress(OSError):
+            for entry in os.listdir(folder):
+                if entry.endswith(".repro.mlir") and entry.split(".", 1)[0] in names:
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(folder, entry))
 
 
 @contextlib.contextmanager

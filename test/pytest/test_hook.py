@@ -218,14 +218,16 @@ def test_a_reproducer_another_thread_writes_to_the_borrowed_path_is_removed_at_e
     hook.install()
     compile_(k_tagged)   # the bridge lends a path
     base = _triton._borrowed_paths[-1]
-    stray, other = base + ".gluon_to_ttgir.repro.mlir", base + "-not-ours.mlir"
-    for path in (stray, other):
+    stray = base + ".gluon_to_ttgir.repro.mlir"
+    others = (base + "-not-ours.mlir", base + "0.gluon_to_ttgir.repro.mlir")   # another name, our prefix
+    for path in (stray,) + others:
         open(path, "w").close()
     try:
         _triton._remove_borrowed_reproducers()
-        assert not os.path.exists(stray) and os.path.exists(other)
+        assert not os.path.exists(stray) and all(os.path.exists(p) for p in others)
     finally:
-        os.unlink(other)
+        for path in others:
+            os.unlink(path)
 
 
 # ---------------------------------------------------------------------------------------------- errors
