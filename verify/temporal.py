@@ -101,6 +101,8 @@ def _type_flag(t, seen, test) -> bool:
     except KeyError:
         out = seen[t] = test(str(t))
         return out
+    except TypeError:   # bindings whose types are not hashable: no cache
+        return test(str(t))
 
 
 def _is_barrier_type(v) -> bool:
