@@ -40,6 +40,8 @@ import triton
 from triton import knobs
 from triton._C.libtriton import ir
 
+from tlx_alias.textin import PARSE_FILE_PREFIX
+
 VERSION = tuple(int(x) for x in re.match(r"(\d+)\.(\d+)\.(\d+)", triton.__version__).groups())
 SUPPORTED = ((3, 6), (3, 9))          # first and last supported minor release
 if not SUPPORTED[0] <= VERSION[:2] <= SUPPORTED[1]:
@@ -188,7 +190,7 @@ def _remove_borrowed_reproducers():
 
 
 @contextlib.contextmanager
-def _private_files(n: int, suffix: str):
+def _private_files(n: int, suffix: str, prefix: str = "tlx-alias-"):
     """Paths of `n` new empty files only this process may write: `base` (made by mkstemp) and, for n = 2,
     `base + suffix` (made with O_EXCL, so nobody can have put a link there), both removed on exit.
 
@@ -199,7 +201,7 @@ def _private_files(n: int, suffix: str):
     try:
         while len(paths) < n:
             if not paths:
-                fd, path = tempfile.mkstemp(prefix="tlx-alias-", suffix="" if n > 1 else suffix)
+                fd, path = tempfile.mkstemp(prefix=prefix, suffix="" if n > 1 else suffix)
             else:
                 try:
                     path = paths[0] + suffix
@@ -222,7 +224,7 @@ def _text_at_a_path(text: str):
     through /proc/self/fd: nothing is created in a directory, 0.2 ms less per parse than a file in /tmp on
     this machine's disk), else a private temporary file, removed at once."""
     try:
-        fd = os.memfd_create("tlx-alias-text", os.MFD_CLOEXEC) if os.path.isdir("/proc/self/fd") else None
+        fd = os.memfd_create(PARSE_FILE_PREFIX, os.MFD_CLOEXEC) if os.path.isdir("/proc/self/fd") else None
     except (AttributeError, OSError):   # not Linux, or a sandbox without memfd
         fd = None
     if fd is not None:
@@ -233,7 +235,7 @@ def _text_at_a_path(text: str):
         finally:
             os.close(fd)
         return
-    with _private_files(1, ".mlir") as (path,):
+    with _private_files(1, ".mlir", PARSE_FILE_PREFIX) as (path,):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         yield path

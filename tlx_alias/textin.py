@@ -5,6 +5,12 @@ is an input error naming the file, line and column instead of a UnicodeDecodeErr
 """
 from __future__ import annotations
 
+import os
+
+PARSE_FILE_PREFIX = "tlx-alias-text"
+"""The name of the file Triton's parser reads a text from (`tlx_alias._triton.parse`): an in-memory file of
+this name, seen as /proc/self/fd/N, or a temporary file with this prefix."""
+
 
 class NotText(ValueError):
     """The bytes are not UTF-8 text; the message names the file, line, column and byte offset."""
@@ -22,3 +28,9 @@ def decode(data: bytes, name: str) -> str:
         raise NotText(f"{name}:{line}:{col}: not UTF-8 text: byte 0x{data[at]:02x} at offset {at}; "
                       "MLIR input must be UTF-8 (remove or re-encode that byte; a binary file cannot be read)"
                       ) from None
+
+
+def read_by_triton(filename: str) -> bool:
+    """Is `filename` where Triton's parser read a tool's text (`PARSE_FILE_PREFIX`)? The locations it gave ops
+    without one are lines of that text, i.e. of the tool's input file."""
+    return filename.startswith("/proc/self/fd/") or os.path.basename(filename).startswith(PARSE_FILE_PREFIX)

@@ -24,6 +24,7 @@ RLIMIT_KERNEL = 60_000_000       # all property checks of one kernel together (~
 
 from tlx_alias import ttg
 from tlx_alias._mlir import ir
+from tlx_alias.textin import read_by_triton
 
 
 # ---------------------------------------------------------------------------------------------- locations
@@ -43,7 +44,7 @@ def loc_info(loc, path: str | None = None):
             todo[:0] = list(cur.locations)
         elif isinstance(cur, ir.FileLineColLoc) and not src:
             fname = cur.filename
-            if fname == "-" and path:
+            if path and (fname == "-" or read_by_triton(fname)):   # lines of the input the tool was given
                 fname = path
             src = f"{fname}:{cur.start_line}"
     return name, src

@@ -112,18 +112,32 @@ def test_a_parse_error_names_the_users_file_line_and_column(tmp_path, capsys, su
 def text_path(request, monkeypatch, tmp_path):
     """Triton's parser reads text from an in-memory file where Linux has one, else from a temporary file (here
     forced by a memfd_create that fails, in an empty TMPDIR that must stay empty)."""
+    scratch = tmp_path / "TMPDIR"
+    scratch.mkdir()
     if request.param == "temporary file":
         monkeypatch.setattr(os, "memfd_create", lambda *a: (_ for _ in ()).throw(OSError("no memfd here")),
                             raising=False)
-        monkeypatch.setattr(_triton.tempfile, "tempdir", str(tmp_path))
+        monkeypatch.setattr(_triton.tempfile, "tempdir", str(scratch))
     yield request.param
-    assert os.listdir(tmp_path) == []
+    assert os.listdir(scratch) == []
 
 
 def test_triton_parse_names_the_text_as_asked(text_path):
     assert '"<lowered module>":1:1' in _triton.parse("garbage", _triton.new_context())[1]   # the plugin's use
     err = _triton.parse("garbage", _triton.new_context(), name="k.ttgir")[1]
     assert '"k.ttgir":1:1' in err and "tlx-alias-" not in err and "/proc/self" not in err
+
+
+def test_lines_of_a_triton_form_file_without_locations_name_that_file(tmp_path, capsys, text_path):
+    """Triton gives an op without `loc(...)` its position in the text it parsed: tlx-verify reports it as a line of
+    the user's file, not of the in-memory or temporary file Triton read the text from."""
+    text = re.sub(r' loc\((?:[^()"]|"[^"]*"|\([^()]*\))*\)', "", open(BUG).read())
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("#loc"))
+    assert "loc(" not in text
+    path = write(tmp_path / "no-locations.ttgir", text.encode())
+    code, out, err = run(capsys, path)
+    assert code == 1 and f"qk_tiles indexed at {path}:29; m_tiles indexed at {path}:73" in out
+    assert "/proc/self" not in out and "tlx-alias-" not in out
 
 
 def test_triton_parse_reads_the_whole_text(text_path):
