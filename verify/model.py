@@ -291,6 +291,7 @@ class ModelBuilder:
         self._views: dict = {}
         self._subs: dict = {}
         self._types: dict = {}
+        self._of_type: dict = {}   # MLIR type -> MemDesc or None (with the kernel: a type keeps its context alive)
         self.bad: list = []            # (source Ref, op, MemDesc, offsets) of slices outside their source
         self._sites: dict = {}
 
@@ -328,7 +329,16 @@ class ModelBuilder:
                       self.untracked, self.bad, self.func, self.aliases)
 
     def md(self, value) -> MemDesc | None:
-        text = str(value.type)
+        t = value.type
+        try:
+            return self._of_type[t]    # a type printed once per kernel, not once per value that has it
+        except KeyError:
+            out = self._of_type[t] = self._md_of_text(str(t), value)
+            return out
+        except TypeError:              # bindings whose types are not hashable
+            return self._md_of_text(str(t), value)
+
+    def _md_of_text(self, text, value) -> MemDesc | None:
         if "memdesc<" not in text:
             return None
         if text not in self._types:
