@@ -45,6 +45,19 @@ def new_context():
     return ctx
 
 
+def per_type(seen: dict, t, compute):
+    """`compute(str(t))`, remembered in `seen` by the type object: printing a type costs more than hashing it.
+    Keep `seen` no longer than the IR it serves (a type keeps its context alive); bindings whose types are not
+    hashable get no memo."""
+    try:
+        return seen[t]
+    except KeyError:
+        out = seen[t] = compute(str(t))
+        return out
+    except TypeError:
+        return compute(str(t))
+
+
 def to_attr(value):
     """A builtin attribute for a Python value, in the current context: int -> i64, str -> string,
     list/tuple of ints -> array<i64>, dict -> a dictionary of those (what tlx attributes are made of)."""

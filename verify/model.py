@@ -28,7 +28,7 @@ import z3
 
 from tlx_alias import ttg
 from tlx_alias.layout import IntOps, ViewLayout
-from tlx_alias._mlir import from_attr, ir
+from tlx_alias._mlir import from_attr, ir, per_type
 
 from .encode import INT_OPS, Encoder, _attr_int, _attr_ints, _attr_str, _width, loc_info
 from tlx_alias.memdesc import SMEM, TMEM, MalformedType, MemDesc, parse_memdesc
@@ -329,14 +329,7 @@ class ModelBuilder:
                       self.untracked, self.bad, self.func, self.aliases)
 
     def md(self, value) -> MemDesc | None:
-        t = value.type
-        try:
-            return self._of_type[t]    # a type printed once per kernel, not once per value that has it
-        except KeyError:
-            out = self._of_type[t] = self._md_of_text(str(t), value)
-            return out
-        except TypeError:              # bindings whose types are not hashable
-            return self._md_of_text(str(t), value)
+        return per_type(self._of_type, value.type, lambda text: self._md_of_text(text, value))
 
     def _md_of_text(self, text, value) -> MemDesc | None:
         if "memdesc<" not in text:

@@ -42,6 +42,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from tlx_alias import ttg
+from tlx_alias._mlir import per_type
 from tlx_alias.memdesc import parse_memdesc
 
 from .encode import _attr_int, _attr_ints, _attr_str, loc_info
@@ -87,22 +88,12 @@ def _is_desc(v, seen: dict) -> bool:
     """Is `v` a memory descriptor? `seen`: the kernel's answers by type (`_Static.desc_types`), so a type is
     printed once, not once per value; per kernel, not per process, since a type keeps its MLIR context alive
     (a process-wide cache held every compile's context: 0.3 MB more per proof)."""
-    return _type_flag(v.type, seen, lambda text: "memdesc<" in text)
+    return per_type(seen, v.type, lambda text: "memdesc<" in text)
 
 
 def _is_scalar(v, seen: dict) -> bool:
     """Is `v` an integer scalar a run computes (`_SCALAR`)? `seen`: `_Static.scalar_types`."""
-    return _type_flag(v.type, seen, lambda text: text in _SCALAR)
-
-
-def _type_flag(t, seen, test) -> bool:
-    try:
-        return seen[t]
-    except KeyError:
-        out = seen[t] = test(str(t))
-        return out
-    except TypeError:   # bindings whose types are not hashable: no cache
-        return test(str(t))
+    return per_type(seen, v.type, lambda text: text in _SCALAR)
 
 
 def _is_barrier_type(v) -> bool:
