@@ -199,11 +199,12 @@ def test_a_proof_keeps_no_mlir_context_alive():
     a process-wide cache of types kept every compile's MLIR context, and its IR, alive (0.3 MB more per proof)."""
     import gc
     from tlx_alias._mlir import ir
-    text = _seeded("ring_epilogue", "none")
+    kernel = next(k for k, bug in sorted(SEEDED) if bug == "none" and not p7_seeded.refused_by_this_triton(k))
+    text = _seeded(kernel, "none")
     gc.collect()
     before = ir.Context._get_live_count()
     for _ in range(2):
-        report = _prove(text, "ring_epilogue.ttgir")
+        report = _prove(text, f"{kernel}.ttgir")
         assert report.p7_ms > 0 and not report.violations
         del report
     gc.collect()
