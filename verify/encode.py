@@ -352,7 +352,7 @@ class Encoder:
         self.loops_done: set = set()
         self.loop_vars: dict = {}
         self._carried_arg: dict = {}         # Z3 id of a carried value's variable -> its block argument
-        self._hs = None
+        self._hs = [None, None]          # solver(k): [solver, facts added so far], made when first asked for
         self._names: dict = {}
         self._vars: dict = {}            # Z3 ast id -> names of its variables (see var_names)
         self._vars_roots: list = []      # terms whose subterm ids _vars holds: alive, so ids stay theirs
@@ -728,8 +728,6 @@ class Encoder:
         linear-integer solver (the index arithmetic is linear with constant divisors and moduli: about 3x
         faster than the default solver on the kernels here), 1 the default solver, made only when the first
         gives up (a modulus by a variable, a product of variables)."""
-        if self._hs is None:
-            self._hs = [None, None]
         if self._hs[k] is None:
             solver = z3.SolverFor("QF_LIA", ctx=self.ctx) if k == 0 else z3.Solver(ctx=self.ctx)
             # A deterministic budget (z3 resource units), not wall time: verdicts must not depend on load.

@@ -381,10 +381,9 @@ class Sim(Bindings):
             return self.s.plans[key]
         except KeyError:
             pass
-        ops = []
+        ops, descs = [], self.s.desc_types
         for op in block.operations:
             op = _op(op)
-            descs = self.s.desc_types
             scalar = any(_is_scalar(r, self.s.scalar_types) for r in op.results)
             if scalar or len(op.regions) or any(_is_desc(v, descs) for v in list(op.operands) + list(op.results)) \
                     or op.name in ACCESS or op.name in BARRIER_OPS or not len(op.results):
@@ -771,11 +770,8 @@ class Sim(Bindings):
 
 
 def _md(kernel, v):
-    cache = kernel.__dict__.setdefault("_p7_types", {})
-    t = str(v.type)
-    if t not in cache:
-        cache[t] = parse_memdesc(t, getattr(kernel, "aliases", None) or {})
-    return cache[t]
+    return per_type(kernel.__dict__.setdefault("_p7_types", {}), v.type,
+                    lambda text: parse_memdesc(text, getattr(kernel, "aliases", None) or {}))
 
 
 def _iters(trail) -> str:
