@@ -40,7 +40,7 @@ import triton
 from triton import knobs
 from triton._C.libtriton import ir
 
-from tlx_alias.textin import PARSE_FILE_PREFIX
+from tlx_alias.textin import FD_DIR, PARSE_FILE_PREFIX
 
 VERSION = tuple(int(x) for x in re.match(r"(\d+)\.(\d+)\.(\d+)", triton.__version__).groups())
 SUPPORTED = ((3, 6), (3, 9))          # first and last supported minor release
@@ -224,14 +224,14 @@ def _text_at_a_path(text: str):
     through /proc/self/fd: nothing is created in a directory, 0.2 ms less per parse than a file in /tmp on
     this machine's disk), else a private temporary file, removed at once."""
     try:
-        fd = os.memfd_create(PARSE_FILE_PREFIX, os.MFD_CLOEXEC) if os.path.isdir("/proc/self/fd") else None
+        fd = os.memfd_create(PARSE_FILE_PREFIX, os.MFD_CLOEXEC) if os.path.isdir(FD_DIR) else None
     except (AttributeError, OSError):   # not Linux, or a sandbox without memfd
         fd = None
     if fd is not None:
         try:
             with os.fdopen(fd, "w", encoding="utf-8", closefd=False) as f:
                 f.write(text)
-            yield f"/proc/self/fd/{fd}"
+            yield f"{FD_DIR}/{fd}"
         finally:
             os.close(fd)
         return

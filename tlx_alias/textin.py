@@ -9,7 +9,8 @@ import os
 
 PARSE_FILE_PREFIX = "tlx-alias-text"
 """The name of the file Triton's parser reads a text from (`tlx_alias._triton.parse`): an in-memory file of
-this name, seen as /proc/self/fd/N, or a temporary file with this prefix."""
+this name, seen as FD_DIR/N, or a temporary file with this prefix."""
+FD_DIR = "/proc/self/fd"
 
 
 class NotText(ValueError):
@@ -33,4 +34,4 @@ def decode(data: bytes, name: str) -> str:
 def read_by_triton(filename: str) -> bool:
     """Is `filename` where Triton's parser read a tool's text (`PARSE_FILE_PREFIX`)? The locations it gave ops
     without one are lines of that text, i.e. of the tool's input file."""
-    return filename.startswith("/proc/self/fd/") or os.path.basename(filename).startswith(PARSE_FILE_PREFIX)
+    return filename.startswith(FD_DIR + "/") or os.path.basename(filename).startswith(PARSE_FILE_PREFIX)
