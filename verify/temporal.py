@@ -181,7 +181,7 @@ class _Static:
 
     def __init__(self, kernel):
         self.alloc_of = {_op(a.op): a for a in kernel.allocs}
-        self.plans: dict = {}            # block -> [(op, fast step or None)]
+        self.plans: dict = {}            # block -> [(op, scalar step or None, handler or None)] (`Sim.plan`)
         self.terms: dict = {}            # block -> operands of its terminator
         self.args: dict = {}             # block -> its arguments
         self.descs: dict = {}            # op -> its descriptor operands
@@ -364,18 +364,25 @@ class Sim(Bindings):
     # -- interpretation
     def block(self, th, block):
         env = self.env
-        for op, fast in self.plan(block):
-            if fast is None:
+        for op, fast, step in self.plan(block):
+            if step is None:             # control flow, warp_specialize, a wait: may block (a generator)
                 yield from self.op(th, op)
                 continue
-            self.steps += 1              # what `op` counts and checks, for a scalar op
+            self.steps += 1              # what `op` counts and checks
             if self.steps > MAX_STEPS:
                 raise Budget(f"the run's budget of {MAX_STEPS} ops is used up")
-            fast(env)
+            if fast is not None:         # a scalar op
+                fast(env)
+                continue
+            if not self.steps % GC_STEPS:
+                self.forget()
+            step(self, th, op)
 
     def plan(self, block) -> list:
         """The ops of a block that matter to a run: scalar integer ops, control flow, descriptors, memory
-        and barrier ops (tensor arithmetic is skipped: it neither decides control flow nor touches memory)."""
+        and barrier ops (tensor arithmetic is skipped: it neither decides control flow nor touches memory),
+        each with how it runs: (op, scalar step or None, handler or None for an op that may block). Ops that
+        cannot block are called, not driven as generators (a generator per op cost about a tenth of a run)."""
         key = block
         try:
             return self.s.plans[key]
@@ -387,7 +394,8 @@ class Sim(Bindings):
             scalar = any(_is_scalar(r, self.s.scalar_types) for r in op.results)
             if scalar or len(op.regions) or any(_is_desc(v, descs) for v in list(op.operands) + list(op.results)) \
                     or op.name in ACCESS or op.name in BARRIER_OPS or not len(op.results):
-                ops.append((op, _fast_step(op, op.name, descs)))
+                fast = _fast_step(op, op.name, descs)
+                ops.append((op, fast, _no_step if fast is not None else _step_of(op.name)))
         self.s.plans[key] = ops
         return ops
 
@@ -397,51 +405,42 @@ class Sim(Bindings):
         return self.env[v]
 
     def op(self, th, op):
+        """An op that may block: control flow, warp_specialize, an mbarrier wait."""
         self.steps += 1
         if self.steps > MAX_STEPS:
             raise Budget(f"the run's budget of {MAX_STEPS} ops is used up")
         if not self.steps % GC_STEPS:
             self.forget()
-        name = op.name              # (constants, integer arithmetic, program ids: `_fast_step`)
-        if name == "arith.select":      # of descriptors
-            c = self.env.get(op.operands[0])
-            if c is None:
-                raise Stop(f"the descriptor chosen at {self.src(op)} depends on a value this run cannot compute")
-            self.env[op.results[0]] = self.env.get(op.operands[1] if c else op.operands[2])
-            return
+        name = op.name
         if name == "scf.for":
             yield from self._for(th, op)
-            return
-        if name == "scf.if":
+        elif name == "scf.if":
             yield from self._if(th, op)
-            return
-        if name == "scf.while":
+        elif name == "scf.while":
             yield from self._while(th, op)
-            return
-        if name == ttg.WS:
+        elif name == ttg.WS:
             yield from self._ws(th, op)
-            return
-        if name in ("ttg.local_alloc", "ttng.tmem_alloc"):
-            a = self.alloc_of.get(op)
-            if a is not None:
-                self.env[op.results[0]] = Foot(a, 0, a.size, a.name, a.name)
-                if len(op.operands):
-                    self.access(th, op, op.results[0], True, "sync")
-            return
-        if name in DESC:
-            self._desc(op)
-            return
-        if name in BARRIER_OPS:
-            yield from self._barrier(th, op)
-            return
-        if name in ACCESS:
-            ACCESS[name](self, th, op)
-            return
-        if name in NO_MEMORY:
-            return
-        for v in op.operands:           # an op this model does not time, on aliased memory: give up
+        else:
+            yield from self._wait(th, op)
+
+    def _select_desc(self, th, op):
+        c = self.env.get(op.operands[0])
+        if c is None:
+            raise Stop(f"the descriptor chosen at {self.src(op)} depends on a value this run cannot compute")
+        self.env[op.results[0]] = self.env.get(op.operands[1] if c else op.operands[2])
+
+    def _alloc(self, th, op):
+        a = self.alloc_of.get(op)
+        if a is not None:
+            self.env[op.results[0]] = Foot(a, 0, a.size, a.name, a.name)
+            if len(op.operands):
+                self.access(th, op, op.results[0], True, "sync")
+
+    def _untimed(self, th, op):
+        """An op this model does not time: fine unless it touches aliased memory (then P7 gives up)."""
+        for v in op.operands:
             if _is_desc(v, self.s.desc_types) and isinstance(self.env.get(v), Foot) and self.aliased(self.env[v].alloc):
-                raise Stop(f"{name} at {self.src(op)} touches {self.env[v].alloc.name}, and P7 does not model "
+                raise Stop(f"{op.name} at {self.src(op)} touches {self.env[v].alloc.name}, and P7 does not model "
                            "when it reads or writes")
 
     def aliased(self, alloc) -> bool:
@@ -520,45 +519,50 @@ class Sim(Bindings):
             _join(th.vc, w.vc)
 
     # -- descriptors
-    def _desc(self, op):
-        src = self.env.get(op.operands[0])
+    def _desc(self, th, op):
+        name, src_v, res, md, index = self.once(op, "desc", self._desc_operands)
+        src = self.env.get(src_v)
         if not isinstance(src, Foot):
             return                      # not tracked (e.g. a descriptor of no allocation): uses will say
-        md = self.k_md(op.results[0])
-        name = op.name
+        if index is not None:           # ttg.memdesc_index: buffer i of the source, `units` apart
+            if not src.exact:
+                self.env[res] = src
+                return
+            i_v, units = index
+            lo = src.lo + self.val(i_v, op) * units
+            self.env[res] = Foot(src.alloc, lo, lo + md.size, src.tenant, src.label)
+            return
         if name == "ttg.memdesc_reinterpret":
             tenant, label = self.once(op, "tenant", lambda op: (
                 _attr_str(op, "tlx.alloc") or f"reinterpret@{hash(op)}",
                 self.where(op)[0] or _attr_str(op, "tlx.name") or f"reinterpret at {self.src(op)}"))
             # from an inexact source the new view starts somewhere in [lo, hi): cover every such start
             hi = src.lo + md.size if src.exact else src.hi + md.size
-            self.env[op.results[0]] = Foot(src.alloc, src.lo, hi, tenant, label, src.exact)
-            return
-        if name == "ttg.memdesc_index":
-            if not src.exact:
-                self.env[op.results[0]] = src
-                return
-            i = self.val(op.operands[1], op)
-            smd = self.k_md(op.operands[0])
-            lo = src.lo + i * smd.buffer_units
-            self.env[op.results[0]] = Foot(src.alloc, lo, lo + md.size, src.tenant, src.label)
+            self.env[res] = Foot(src.alloc, src.lo, hi, tenant, label, src.exact)
             return
         if name == "ttng.tmem_subslice":
             off = self.once(op, "columns", self._subslice_columns)
             if off is None or not src.exact:
-                self.env[op.results[0]] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, False)
+                self.env[res] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, False)
             else:
-                self.env[op.results[0]] = Foot(src.alloc, src.lo + off, src.lo + off + md.size, src.tenant, src.label)
+                self.env[res] = Foot(src.alloc, src.lo + off, src.lo + off + md.size, src.tenant, src.label)
             return
         if name == "ttg.memdesc_subslice":
             offs, smd = _attr_ints(op, "offsets") or [], self.k_md(op.operands[0])
             if src.exact and offs and not any(offs[1:]) and list(md.shape[1:]) == list(smd.shape[1:]):
                 lo = src.lo + offs[0] * smd.buffer_units      # whole entries of dim 0: contiguous bytes
-                self.env[op.results[0]] = Foot(src.alloc, lo, lo + md.size, src.tenant, src.label)
+                self.env[res] = Foot(src.alloc, lo, lo + md.size, src.tenant, src.label)
             else:   # inside its source; which bytes exactly is not followed (an over-approximation)
-                self.env[op.results[0]] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, False)
+                self.env[res] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, False)
             return
-        self.env[op.results[0]] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, src.exact)   # trans / reshape
+        self.env[res] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, src.exact)   # trans / reshape
+
+    def _desc_operands(self, op):
+        """(name, source, result, result's memdesc, (index, units per buffer) of a memdesc_index or None)."""
+        index = None
+        if op.name == "ttg.memdesc_index":
+            index = (op.operands[1], self.k_md(op.operands[0]).buffer_units)
+        return op.name, op.operands[0], op.results[0], self.k_md(op.results[0]), index
 
     def _subslice_columns(self, op):
         """First column of a TMEM subslice within its source, or None where the op does not say."""
@@ -706,7 +710,14 @@ class Sim(Bindings):
             self.log(th, f"expect {size} bytes on {b.key} (phase {b.phase}) at {self.src(op)}")
             self.arrive(b, dict(th.vc), 1)
             return
-        # wait_barrier
+        raise AssertionError(f"{name} is not a barrier op that returns at once")
+
+    def _wait(self, th, op):
+        """`wait_barrier`: returns once the barrier's phase parity differs from the operand's, forcing async
+        contributions of the current phase while there are any; otherwise blocks (yields)."""
+        if not self._pred(op):
+            return
+        b = self.bar(op.operands[0], op)
         parity = self.val(op.operands[1], op) & 1
         while True:
             if b.phase % 2 != parity:
@@ -926,6 +937,33 @@ ACCESS = {
     "ttng.tc_gen5_mma": _tcgen05, "ttng.tc_gen5_commit": _commit,
 }
 NO_MEMORY -= set(ACCESS)
+
+
+def _no_step(sim, th, op):
+    """Nothing to do: a scalar op (its fast step did it) or an op that touches no memory."""
+
+
+_BLOCKING = {"scf.for", "scf.if", "scf.while", ttg.WS, "ttng.wait_barrier"}
+
+
+def _step_of(name: str):
+    """How `Sim.block` runs an op that is not a scalar step: its handler (sim, thread, op), or None for an op
+    that may block (`Sim.op`, a generator)."""
+    if name == "arith.select":       # of descriptors (other selects are scalar steps)
+        return Sim._select_desc
+    if name in _BLOCKING:
+        return None
+    if name in ("ttg.local_alloc", "ttng.tmem_alloc"):
+        return Sim._alloc
+    if name in DESC:
+        return Sim._desc
+    if name in BARRIER_OPS:
+        return Sim._barrier
+    if name in ACCESS:
+        return ACCESS[name]
+    if name in NO_MEMORY:
+        return _no_step
+    return Sim._untimed
 
 
 # ---------------------------------------------------------------------------------------------- verdicts
