@@ -58,6 +58,24 @@ def _nary(make, terms, ctx):
     return z3.BoolRef(make(ctx.ref(), len(terms), args), ctx)
 
 
+def _and(*terms):
+    """z3.And through the C API (`_nary`); the context is the first Z3 term's (z3.And's default, the main
+    context, where no term is one)."""
+    ctx = next((t.ctx for t in terms if z3.is_expr(t)), None)
+    return _nary(z3.Z3_mk_and, terms, ctx) if ctx is not None else z3.And(*terms)
+
+
+def _or(*terms):
+    """z3.Or through the C API, as `_and`."""
+    ctx = next((t.ctx for t in terms if z3.is_expr(t)), None)
+    return _nary(z3.Z3_mk_or, terms, ctx) if ctx is not None else z3.Or(*terms)
+
+
+def _implies(a, b):
+    """z3.Implies of two Z3 booleans through the C API."""
+    return z3.BoolRef(z3.Z3_mk_implies(a.ctx_ref(), a.as_ast(), b.as_ast()), a.ctx)
+
+
 def _attr_str(op, name):
     attrs = op.attributes
     if name not in attrs:
@@ -282,8 +300,8 @@ INT_OPS = {
     "arith.maxsi": lambda e, op, a, w: z3.If(a[0] >= a[1], a[0], a[1]),
     "arith.minui": lambda e, op, a, w: z3.If(_u(a[0], w) <= _u(a[1], w), a[0], a[1]),
     "arith.maxui": lambda e, op, a, w: z3.If(_u(a[0], w) >= _u(a[1], w), a[0], a[1]),
-    "arith.andi": lambda e, op, a, w: z3.And(a[0], a[1]) if z3.is_bool(a[0]) else _bitwise("and", a[0], a[1]),
-    "arith.ori": lambda e, op, a, w: z3.Or(a[0], a[1]) if z3.is_bool(a[0]) else _bitwise("or", a[0], a[1]),
+    "arith.andi": lambda e, op, a, w: _and(a[0], a[1]) if z3.is_bool(a[0]) else _bitwise("and", a[0], a[1]),
+    "arith.ori": lambda e, op, a, w: _or(a[0], a[1]) if z3.is_bool(a[0]) else _bitwise("or", a[0], a[1]),
     "arith.xori": lambda e, op, a, w: z3.Xor(a[0], a[1]) if z3.is_bool(a[0]) else _bitwise("xor", a[0], a[1]),
     "arith.shli": lambda e, op, a, w: _shl(a[0], a[1]),
     "arith.shrsi": lambda e, op, a, w: _shrs(a[0], a[1]),
@@ -635,11 +653,11 @@ class Encoder:
         """Facts: the entry values satisfy the invariants `live` => the carried values and results do."""
         if not live:
             return
-        premise = z3.And([c.at_entry for c in live])
-        self.facts.append(z3.Implies(premise, z3.And([c.holds for c in live])))
+        premise = _and(*[c.at_entry for c in live])
+        self.facts.append(_implies(premise, _and(*[c.holds for c in live])))
         outs = [c.of_result for c in live if c.of_result is not None]
         if outs:
-            self.facts.append(z3.Implies(premise, z3.And(outs)))
+            self.facts.append(_implies(premise, _and(*outs)))
 
     def _groups(self, ints, guard) -> list:
         """Sets of carried variables closed under "its update reads": a carried value's next value reads the
@@ -803,7 +821,7 @@ class Encoder:
                 region = cur.block.region
                 c = self.val(parent.operands[0])
                 if c is not None:
-                    conds.append(c if region == parent.regions[0] else z3.Not(c))
+                    conds.append(c if region == parent.regions[0] else _negate(c))
             if parent.name == "scf.while" and cur.block.region == parent.regions[1]:
                 c = self.val(_terminator(parent.regions[0]).operands[0])
                 if c is not None:
@@ -811,7 +829,7 @@ class Encoder:
             if parent.name in ("tt.func", "builtin.module"):
                 break
             cur = parent
-        return z3.And(conds) if conds else z3.BoolVal(True, self.ctx)
+        return _nary(z3.Z3_mk_and, conds, self.ctx) if conds else z3.BoolVal(True, self.ctx)
 
     # -- the expression in the kernel's names
     def text(self, v, depth=0) -> str:

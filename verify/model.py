@@ -30,7 +30,7 @@ from tlx_alias import ttg
 from tlx_alias.layout import IntOps, ViewLayout
 from tlx_alias._mlir import from_attr, ir, per_type
 
-from .encode import INT_OPS, Encoder, _attr_int, _attr_ints, _attr_str, _width, loc_info
+from .encode import INT_OPS, Encoder, _and, _attr_int, _attr_ints, _attr_str, _or, _width, loc_info
 from tlx_alias.memdesc import SMEM, TMEM, MalformedType, MemDesc, parse_memdesc
 
 from . import wellformed
@@ -546,7 +546,7 @@ class ModelBuilder:
         cond = enc.path_condition(op)
         pred = self._use_predicate(op)
         if pred is not None:
-            cond = z3.And(cond, pred)
+            cond = _and(cond, pred)
         site = Site(ref.view, op, index, ref.md.shape[0], src, name or ref.view.name, top, cond,
                     text, logical, ltext, rewrite, pred is not None)
         ref.view.sites.append(site)
@@ -567,7 +567,7 @@ class ModelBuilder:
             if term is None:
                 return None
             preds.append(term)
-        return z3.Or(preds) if preds else None
+        return _or(*preds) if preds else None
 
     def _named_text(self, v) -> str:
         """`i = iv@12 % 2`: the value's source name (if any) and its expression."""

@@ -34,7 +34,7 @@ from tlx_alias.memdesc import SMEM, TMEM
 from tlx_alias import targets
 
 from . import execute
-from .encode import RLIMIT_KERNEL, RLIMIT_PROPERTY, _nary, free_vars
+from .encode import RLIMIT_KERNEL, RLIMIT_PROPERTY, _and, _implies, _nary, _or, free_vars
 from .model import LOGICAL_X, Z3_OPS
 
 PROVEN, VIOLATION, UNKNOWN, NA = "proven", "violation", "cannot prove", "n/a"
@@ -104,7 +104,7 @@ class Query:
     def inner(self, kernel):
         """Nested indices assumed in range (P5 checks them) when checking what is derived from a buffer."""
         if "inner" not in self._lo:
-            self._lo["inner"] = [z3.Implies(s.cond, z3.And(s.index >= 0, s.index < s.bound))
+            self._lo["inner"] = [_implies(s.cond, _and(s.index >= 0, s.index < s.bound))
                                  for s in kernel.sites if not s.top]
         return self._lo["inner"]
 
@@ -229,7 +229,7 @@ def _ev(model, term) -> int | None:
 
 
 def _overlap(a_lo, a_hi, b_lo, b_hi):
-    return z3.And(a_lo < b_hi, b_lo < a_hi)
+    return _and(a_lo < b_hi, b_lo < a_hi)
 
 
 def _rng(lo, hi, unit):
@@ -310,7 +310,7 @@ def p1_inside(kernel, alloc, q: Query) -> list:
             of = "its buffer"
             if site.top and site.view is v:   # which buffer, and where that puts the view in the allocation
                 base = q.lo(v, site.index)
-                res, out = q.find(*escape, z3.Or(base + rel < 0, base + rel + sub.extent > alloc.size))
+                res, out = q.find(*escape, _or(base + rel < 0, base + rel + sub.extent > alloc.size))
                 m = out if res == "sat" else m   # an index at which it leaves the allocation, if there is one
                 idx, base = _ev(m, site.index), _ev(m, base)
                 of = f"{v.name}[{idx}]"
@@ -443,7 +443,7 @@ def p3_cross(kernel, alloc, q: Query) -> list:
         used = [u for u in (_used(a, i, ctx), _used(b, j, ctx)) if u is not None]
         treeless = a.no_tree and b.no_tree
         fix = FIX["P3-tlx"] if treeless else FIX["P3"]
-        checks.append(_pair_check("P3", alloc, a, b, q, f"{what} ({how})", z3.And(sa != sb, *used),
+        checks.append(_pair_check("P3", alloc, a, b, q, f"{what} ({how})", _and(sa != sb, *used),
                                   "different stages", fix=fix))
     return out + [Batch("P3", alloc, checks)]
 

@@ -388,14 +388,15 @@ class Sim(Bindings):
             return self.s.plans[key]
         except KeyError:
             pass
-        ops, descs = [], self.s.desc_types
+        ops, descs, scalars = [], self.s.desc_types, self.s.scalar_types
         for op in block.operations:
             op = _op(op)
-            scalar = any(_is_scalar(r, self.s.scalar_types) for r in op.results)
-            if scalar or len(op.regions) or any(_is_desc(v, descs) for v in list(op.operands) + list(op.results)) \
-                    or op.name in ACCESS or op.name in BARRIER_OPS or not len(op.results):
-                fast = _fast_step(op, op.name, descs)
-                ops.append((op, fast, _no_step if fast is not None else _step_of(op.name)))
+            name, results = op.name, list(op.results)   # (each read through the bindings makes a new object)
+            if not results or name in ACCESS or name in BARRIER_OPS or len(op.regions) \
+                    or any(_is_scalar(r, scalars) or _is_desc(r, descs) for r in results) \
+                    or any(_is_desc(v, descs) for v in op.operands):
+                fast = _fast_step(op, name, descs)
+                ops.append((op, fast, _no_step if fast is not None else _step_of(name)))
         self.s.plans[key] = ops
         return ops
 
