@@ -293,6 +293,13 @@ class Sim(Bindings):
             out = self.s.descs[op] = [v for v in op.operands if _is_desc(v, self.s.desc_types)]
             return out
 
+    def operands(self, op) -> list:
+        """The operands of `op`, read from the IR once."""
+        return self.once(op, "operands", lambda op: list(op.operands))
+
+    def results(self, op) -> list:
+        return self.once(op, "results", lambda op: list(op.results))
+
     def once(self, op, what, read):
         """`read(op)`, read from the IR on the first call for (op, what) only."""
         key = (op, what)
@@ -455,9 +462,9 @@ class Sim(Bindings):
 
     # -- control flow
     def _for(self, th, op):
-        lb, ub, step = (self.val(op.operands[i], op) for i in range(3))
-        body = op.regions[0].blocks[0]
-        state = [self.env.get(v) for v in list(op.operands)[3:]]
+        lb, ub, step = (self.val(v, op) for v in self.operands(op)[:3])
+        body = self.once(op, "body", lambda op: op.regions[0].blocks[0])
+        state = [self.env.get(v) for v in self.operands(op)[3:]]
         where = self.src(op)
         iv, trips, args = lb, 0, self.block_args(body)
         while iv < ub:
@@ -470,15 +477,15 @@ class Sim(Bindings):
             th.trail.pop()
             state = self._yielded(body)
             iv += step
-        self._bind(state, list(op.results))
+        self._bind(state, self.results(op))
 
     def _if(self, th, op):
-        cond = self.val(op.operands[0], op)
+        cond = self.val(self.operands(op)[0], op)
         region = op.regions[0] if cond else op.regions[1]
         if not len(region.blocks):
             return
         yield from self.block(th, region.blocks[0])
-        self._bind(self._yielded(region.blocks[0]), list(op.results))
+        self._bind(self._yielded(region.blocks[0]), self.results(op))
 
     def _while(self, th, op):
         before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
@@ -490,7 +497,7 @@ class Sim(Bindings):
             cond = self.val(_op(list(before.operations)[-1]).operands[0], op)
             forwarded = self._yielded(before, 1)
             if not cond:
-                self._bind(forwarded, list(op.results))
+                self._bind(forwarded, self.results(op))
                 return
             self._bind(forwarded, self.block_args(after))
             th.trail.append((where, trip))
@@ -696,7 +703,7 @@ class Sim(Bindings):
             return
         if not self._pred(op):
             return
-        b = self.bar(op.operands[0], op)
+        b = self.bar(self.operands(op)[0], op)
         if name in ("ttng.arrive_barrier", "ttng.barrier_expect"):
             self.settle(b)
         if name == "ttng.arrive_barrier":
@@ -718,8 +725,9 @@ class Sim(Bindings):
         contributions of the current phase while there are any; otherwise blocks (yields)."""
         if not self._pred(op):
             return
-        b = self.bar(op.operands[0], op)
-        parity = self.val(op.operands[1], op) & 1
+        ops = self.operands(op)
+        b = self.bar(ops[0], op)
+        parity = self.val(ops[1], op) & 1
         while True:
             if b.phase % 2 != parity:
                 if b.phase:
@@ -885,25 +893,31 @@ def _segments(op):
     return [int(x) for x in re.findall(r"-?\d+", text.split(":", 1)[1])]
 
 
-def _tcgen05(sim, th, op):
-    seg, ops = sim.once(op, "segments", lambda op: (_segments(op), list(op.operands)))
+def _tcgen05_operands(sim, op):
+    """(A, B, D, predicate or None, barriers, their predicates, is async, which of A/B/D are descriptors)."""
+    seg, ops = _segments(op), list(op.operands)
     if seg is None or len(seg) != 8:
         raise Stop(f"{op.name} at {sim.src(op)}: unexpected operands (operandSegmentSizes {seg})")
     starts = [sum(seg[:k]) for k in range(8)]
-    a_v, b_v, d_v = ops[starts[0]], ops[starts[1]], ops[starts[2]]
-    pred = sim.env.get(ops[starts[5]]) if seg[5] else True
+    abd = (ops[starts[0]], ops[starts[1]], ops[starts[2]])
+    return (*abd, ops[starts[5]] if seg[5] else None, ops[starts[6]: starts[6] + seg[6]],
+            ops[starts[7]: starts[7] + seg[7]], "is_async" in op.attributes,
+            [_is_desc(v, sim.s.desc_types) for v in abd])
+
+
+def _tcgen05(sim, th, op):
+    a_v, b_v, d_v, pred_v, bars, bpreds, is_async, is_desc = sim.once(op, "tcgen05",
+                                                                      lambda op: _tcgen05_operands(sim, op))
+    pred = sim.env.get(pred_v) if pred_v is not None else True
     if pred is None:
         raise Stop(f"the predicate of {op.name} at {sim.src(op)} cannot be computed by this run")
     if not pred:
         return
-    bars = ops[starts[6]: starts[6] + seg[6]]
-    bpreds = ops[starts[7]: starts[7] + seg[7]]
-    is_async = sim.once(op, "is_async", lambda op: "is_async" in op.attributes)
     kind = "tcgen05" if is_async or bars else "sync"
     th.mma_seq += 1
     group = []
-    for v, w in ((a_v, False), (b_v, False), (d_v, True)):
-        if _is_desc(v, sim.s.desc_types):
+    for v, w, desc in zip((a_v, b_v, d_v), (False, False, True), is_desc):
+        if desc:
             a = sim.access(th, op, v, w, kind, seq=th.mma_seq)
             if a is not None:
                 group.append(a)
