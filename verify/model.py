@@ -44,6 +44,8 @@ _FORWARDING = {"scf.for", "scf.while", "scf.if", "scf.yield", "scf.condition", "
 # Ops that touch their memory operands only when their single i1 operand (`pred`) is true.
 from .execute import PREDICATED_OPS  # noqa: E402  (one list for the proof and the concrete runs)
 
+_SCALAR_DIALECTS = ("arith.", "math.")   # their ops take and make no descriptor (but `arith.select` may choose one)
+
 
 def _quiet_dialect_lookups(namespaces=("tt", "ttg", "ttng", "nvws", "nvg", "amdgpu", "proton", "gluon", "tlx")):
     """`value.owner` on an op of an unregistered dialect makes the bindings try to import
@@ -303,6 +305,9 @@ class ModelBuilder:
         self.func.walk(lambda op: (ops.append(op), ir.WalkResult.ADVANCE)[1], ir.WalkOrder.PRE_ORDER)
         for op in ops:
             op = getattr(op, "operation", op)
+            name = op.name
+            if name.startswith(_SCALAR_DIALECTS) and name != "arith.select":
+                continue                # integers, floats and tensors only: no descriptor, no tlx attribute
             for attr in ("tlx.overlap",):
                 text = _attr_str(op, attr)
                 if text:
@@ -315,7 +320,7 @@ class ModelBuilder:
             for v in list(op.results) + list(op.operands):
                 if self.md(v) is not None:
                     self.refs(v)
-            if op.name not in DESC_OPS and op.name not in _FORWARDING:   # an access (load, store, mma ...)
+            if name not in DESC_OPS and name not in _FORWARDING:   # an access (load, store, mma ...)
                 for v in op.operands:
                     if self.md(v) is not None:
                         for r in self.refs(v):
