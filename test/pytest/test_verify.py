@@ -594,3 +594,23 @@ def test_smem_subslice_after_index(offsets, result, expect):
     if expect == VIOLATION:
         assert "the slice 64x64xf16 at offsets [128, 0] (g.py:4) does not lie inside its source 128x64xf16" in \
             bad(r, "P1")[0].detail
+
+
+@pytest.mark.parametrize("name", ["and", "or", "implies"])
+def test_c_api_connectives_build_the_terms_z3_builds(name):
+    """The model's and properties' connectives (`encode._and`, `_or`, `_implies`: Z3's C API, without the Python
+    API's per-argument checks) make the very terms z3.And / Or / Implies make, in the terms' context, Python
+    booleans and a single operand included; without any Z3 term they are z3's own (its main context)."""
+    import z3
+    from tlx_alias.verify import encode
+    ctx = z3.Context()
+    x, y = z3.Ints("x y", ctx)
+    nary = [(x > 0,), (x > 0, y < 3), (x > 0, True), (False, y < 3, x == y)]
+    ours, theirs, cases = {"and": (encode._and, z3.And, nary + [(True, False)]),
+                           "or": (encode._or, z3.Or, nary + [(False, False)]),
+                           "implies": (encode._implies, z3.Implies, [(x > 0, y < 3), (x == y, x > 0)])}[name]
+    for args in cases:
+        got, want = ours(*args), theirs(*args)
+        assert z3.eq(got, want) and got.ctx == want.ctx, (args, got, want)
+        if any(z3.is_expr(a) for a in args):
+            assert got.ctx is ctx
