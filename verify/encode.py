@@ -395,33 +395,33 @@ class Encoder:
         if rid in memo:
             return memo[rid]
         self._vars_roots.append(term)
-        stack = [root]
+        stack = [(root, rid, None)]      # (ast, its id, [(argument, its id)] once expanded)
         while stack:
-            a = stack[-1]
-            i = z3.Z3_get_ast_id(ctx, a)
+            a, i, kids = stack[-1]
             if i in memo:
                 stack.pop()
                 continue
-            kind = z3.Z3_get_ast_kind(ctx, a)
-            if kind == z3.Z3_QUANTIFIER_AST:
-                args = [z3.Z3_get_quantifier_body(ctx, a)]
-            elif kind == z3.Z3_APP_AST:
-                args = [z3.Z3_get_app_arg(ctx, a, k) for k in range(z3.Z3_get_app_num_args(ctx, a))]
-                if not args:
-                    d = z3.Z3_get_app_decl(ctx, a)
-                    leaf = z3.Z3_get_decl_kind(ctx, d) == z3.Z3_OP_UNINTERPRETED
-                    memo[i] = frozenset([z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, d))] if leaf else ())
+            if kids is None:
+                kind = z3.Z3_get_ast_kind(ctx, a)
+                if kind == z3.Z3_QUANTIFIER_AST:
+                    args = [z3.Z3_get_quantifier_body(ctx, a)]
+                elif kind == z3.Z3_APP_AST and z3.Z3_get_app_num_args(ctx, a):
+                    args = [z3.Z3_get_app_arg(ctx, a, k) for k in range(z3.Z3_get_app_num_args(ctx, a))]
+                else:
+                    if kind == z3.Z3_APP_AST:   # a constant: a variable's name, or a numeral or true/false
+                        d = z3.Z3_get_app_decl(ctx, a)
+                        leaf = z3.Z3_get_decl_kind(ctx, d) == z3.Z3_OP_UNINTERPRETED
+                        memo[i] = frozenset([z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, d))] if leaf
+                                            else ())
+                    else:                       # numerals, bound variables
+                        memo[i] = frozenset()
                     stack.pop()
                     continue
-            else:   # numerals, bound variables
-                memo[i] = frozenset()
-                stack.pop()
+                kids = [(b, z3.Z3_get_ast_id(ctx, b)) for b in args]
+                stack[-1] = (a, i, kids)
+                stack += [(b, j, None) for b, j in kids if j not in memo]
                 continue
-            missing = [b for b in args if z3.Z3_get_ast_id(ctx, b) not in memo]
-            if missing:
-                stack += missing
-                continue
-            memo[i] = frozenset().union(*(memo[z3.Z3_get_ast_id(ctx, b)] for b in args))
+            memo[i] = frozenset().union(*(memo[j] for _, j in kids))
             stack.pop()
         return memo[rid]
 
