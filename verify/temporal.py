@@ -432,10 +432,11 @@ class Sim(Bindings):
             yield from self._wait(th, op)
 
     def _select_desc(self, th, op):
-        c = self.env.get(op.operands[0])
+        cond, x, y = self.operands(op)[:3]
+        c = self.env.get(cond)
         if c is None:
             raise Stop(f"the descriptor chosen at {self.src(op)} depends on a value this run cannot compute")
-        self.env[op.results[0]] = self.env.get(op.operands[1] if c else op.operands[2])
+        self.env[self.results(op)[0]] = self.env.get(x if c else y)
 
     def _alloc(self, th, op):
         a = self.alloc_of.get(op)
@@ -446,8 +447,8 @@ class Sim(Bindings):
 
     def _untimed(self, th, op):
         """An op this model does not time: fine unless it touches aliased memory (then P7 gives up)."""
-        for v in op.operands:
-            if _is_desc(v, self.s.desc_types) and isinstance(self.env.get(v), Foot) and self.aliased(self.env[v].alloc):
+        for v in self.descs(op):
+            if isinstance(self.env.get(v), Foot) and self.aliased(self.env[v].alloc):
                 raise Stop(f"{op.name} at {self.src(op)} touches {self.env[v].alloc.name}, and P7 does not model "
                            "when it reads or writes")
 
