@@ -403,12 +403,13 @@ class Encoder:
                 continue
             if kids is None:
                 kind = z3.Z3_get_ast_kind(ctx, a)
+                n = z3.Z3_get_app_num_args(ctx, a) if kind == z3.Z3_APP_AST else 0
                 if kind == z3.Z3_QUANTIFIER_AST:
                     args = [z3.Z3_get_quantifier_body(ctx, a)]
-                elif kind == z3.Z3_APP_AST and z3.Z3_get_app_num_args(ctx, a):
-                    args = [z3.Z3_get_app_arg(ctx, a, k) for k in range(z3.Z3_get_app_num_args(ctx, a))]
+                elif n:
+                    args = [z3.Z3_get_app_arg(ctx, a, k) for k in range(n)]
                 else:
-                    if kind == z3.Z3_APP_AST:   # a constant: a variable's name, or a numeral or true/false
+                    if kind == z3.Z3_APP_AST:   # a constant: a variable's name, or true/false
                         d = z3.Z3_get_app_decl(ctx, a)
                         leaf = z3.Z3_get_decl_kind(ctx, d) == z3.Z3_OP_UNINTERPRETED
                         memo[i] = frozenset([z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, d))] if leaf
