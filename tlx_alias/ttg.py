@@ -11,10 +11,19 @@ argument k of every partition region is capture k. Triton 3.6 takes the captures
 
 WS = "ttg.warp_specialize"
 WS_PARTITIONS = "ttg.warp_specialize.partitions"
+# Ops that touch their memory operands only when their `pred` operand (an i1) is true.
+PREDICATED_OPS = {"ttng.arrive_barrier", "ttng.barrier_expect", "ttng.wait_barrier",
+                  "ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global",
+                  "ttng.async_tma_gather", "ttng.async_tma_scatter"}
 
 
 def _op(x):
     return getattr(x, "operation", x)
+
+
+def predicates(op) -> list:
+    """The i1 operands of an op, in order (a predicated op's `pred` is its only one)."""
+    return [a for a in _op(op).operands if str(a.type) == "i1"]
 
 
 def partitions_op(ws):

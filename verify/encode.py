@@ -50,25 +50,23 @@ def loc_info(loc, path: str | None = None):
     return name, src
 
 
-def _nary(make, terms, ctx):
+def _nary(make, terms, ctx=None):
     """z3.And / z3.Or (make = z3.Z3_mk_and / z3.Z3_mk_or) over Z3 booleans or Python bools, without the
-    Python API's per-argument coercion (the main cost of building large disjunctions)."""
+    Python API's per-argument coercion (the main cost of building large disjunctions); the context is the
+    first Z3 term's unless given (z3.And's default, the main context, where no term is one)."""
+    if ctx is None:
+        ctx = next((t.ctx for t in terms if z3.is_expr(t)), None) or z3.main_ctx()
     terms = [t if z3.is_expr(t) else z3.BoolVal(bool(t), ctx) for t in terms]
     args = (z3.Ast * len(terms))(*[t.as_ast() for t in terms])
     return z3.BoolRef(make(ctx.ref(), len(terms), args), ctx)
 
 
 def _and(*terms):
-    """z3.And through the C API (`_nary`); the context is the first Z3 term's (z3.And's default, the main
-    context, where no term is one)."""
-    ctx = next((t.ctx for t in terms if z3.is_expr(t)), None)
-    return _nary(z3.Z3_mk_and, terms, ctx) if ctx is not None else z3.And(*terms)
+    return _nary(z3.Z3_mk_and, terms)
 
 
 def _or(*terms):
-    """z3.Or through the C API, as `_and`."""
-    ctx = next((t.ctx for t in terms if z3.is_expr(t)), None)
-    return _nary(z3.Z3_mk_or, terms, ctx) if ctx is not None else z3.Or(*terms)
+    return _nary(z3.Z3_mk_or, terms)
 
 
 def _implies(a, b):

@@ -16,10 +16,6 @@ from tlx_alias import ttg
 
 from .encode import _attr_int, loc_info
 
-PREDICATED_OPS = {"ttng.arrive_barrier", "ttng.barrier_expect", "ttng.wait_barrier",
-                  "ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global",
-                  "ttng.async_tma_gather", "ttng.async_tma_scatter"}   # (model.PREDICATED_OPS)
-
 MAX_STEPS = 20_000         # ops executed per run
 MAX_TRIPS = 256            # iterations of one loop per entry
 
@@ -172,8 +168,8 @@ class Run(Bindings):
         elif name == "ttg.memdesc_index" and op in self.watch:
             self.seen.setdefault(op, []).append(
                 Seen({v: self.env.get(v) for v in self.watch[op]}, tuple(self.trail), []))
-        elif name in PREDICATED_OPS:
-            flags = [a for a in op.operands if str(a.type) == "i1"]
+        elif name in ttg.PREDICATED_OPS:
+            flags = ttg.predicates(op)
             pred = self.env.get(flags[0]) if len(flags) == 1 else None
             for a in op.operands:
                 owner = _op(a.owner) if not hasattr(a, "arg_number") else None

@@ -41,9 +41,6 @@ ALLOC_OPS = {"ttg.local_alloc": SMEM, "ttng.tmem_alloc": TMEM}
 _FORWARDING = {"scf.for", "scf.while", "scf.if", "scf.yield", "scf.condition", "arith.select", "ttg.warp_specialize",
                "ttg.warp_specialize.partitions", "ttg.warp_yield", "ttg.warp_return", "ttg.local_dealloc",
                "ttng.tmem_dealloc"}
-# Ops that touch their memory operands only when their single i1 operand (`pred`) is true.
-from .execute import PREDICATED_OPS  # noqa: E402  (one list for the proof and the concrete runs)
-
 _SCALAR_DIALECTS = ("arith.", "math.")   # their ops take and make no descriptor (but `arith.select` may choose one)
 
 
@@ -565,9 +562,9 @@ class ModelBuilder:
         preds = []
         for use in op.results[0].uses:
             user = getattr(use.owner, "operation", use.owner)
-            if user.name not in PREDICATED_OPS:
+            if user.name not in ttg.PREDICATED_OPS:
                 return None
-            flags = [a for a in user.operands if str(a.type) == "i1"]
+            flags = ttg.predicates(user)
             term = self.enc.val(flags[0]) if len(flags) == 1 else None
             if term is None:
                 return None

@@ -684,7 +684,7 @@ class Sim(Bindings):
         try:
             flags = self.s.flags[op]
         except KeyError:
-            flags = self.s.flags[op] = [a for a in op.operands if str(a.type) == "i1"]
+            flags = self.s.flags[op] = ttg.predicates(op)
         if not flags:
             return True
         p = self.env.get(flags[0] if k_from_end is None else flags[k_from_end])
