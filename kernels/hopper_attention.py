@@ -233,7 +233,10 @@ def hopper_attention_kernel(q_desc, k_desc, v_desc, o_desc, lse_ptr, seq_len, sm
     else:
         hi = seq_len
         n_full = seq_len // BLOCK_N
-    n_blocks = gl.cdiv(hi, BLOCK_N)
+    # A launch has seq_len >= 1 (its grid has cdiv(seq_len, BLOCK_M) programs), so n_full >= 0 and n_blocks >= 1
+    # already: said here, every ring slot (j % KV_STAGES, the last P V's) is in range for any seq_len (P5)
+    n_full = gl.maximum(n_full, 0)
+    n_blocks = gl.maximum(gl.cdiv(hi, BLOCK_N), 1)
 
     # ---- Q once, and the first KV_STAGES-1 K/V blocks ----
     q = q_smem.index(0)

@@ -355,6 +355,10 @@ def attention_ws_kernel(q_desc, k_desc, v_desc, o_desc, o_ptr, lse_ptr, seq_len,
     else:
         n_full = seq_len // BLOCK_N
         n_blocks = gl.cdiv(seq_len, BLOCK_N)
+    # A launch has seq_len >= 1 (its grid has cdiv(seq_len, BLOCK_M) programs), so n_blocks >= 1 already (block 0
+    # runs unconditionally): said here, the last P V's ring slot, (n_blocks - 1) % STAGES, is in range for any
+    # seq_len (P5)
+    n_blocks = gl.maximum(n_blocks, 1)
     qk_scale = sm_scale * 1.4426950408889634  # exp(x * sm_scale) == exp2(x * qk_scale)
 
     gl.warp_specialize([

@@ -367,6 +367,7 @@ class Encoder:
         self.why: dict = {}              # z3 var name -> human description
         self.loops_done: set = set()
         self.loop_vars: dict = {}
+        self.ranges: dict = {}           # scf.for op -> its body's terms on the induction variable (`_range`)
         self._carried_arg: dict = {}         # Z3 id of a carried value's variable -> its block argument
         self._hs = [None, None]          # solver(k): [solver, facts added so far], made when first asked for
         self._names: dict = {}
@@ -522,14 +523,24 @@ class Encoder:
         var = self.fresh(f"iv@{src.rsplit(':', 1)[-1]}" if src else "iv", True,
                          f"induction variable of the loop at {src or '?'}")
         self.memo[iv] = var
+        terms = []
         if lb is not None:
-            self.facts.append(var >= lb)
+            terms.append(var >= lb)
         if ub is not None:
-            self.facts.append(var < ub)
+            terms.append(var < ub)
         s = _const_int(step) if step is not None else None
         if lb is not None and s is not None and s > 1:
-            self.facts.append((var - lb) % s == 0)
+            terms.append((var - lb) % s == 0)
+        self.ranges[loop] = terms
         return var
+
+    def _range(self, loop) -> list:
+        """`lb <= iv < ub` (and the step's residue) of scf.for `loop`: true where its body runs, so a condition
+        of the ops in the body (`path_condition`) and of the loop's step, never a fact: as a fact it would say
+        that every loop runs at least once (`for k in range(n)` then proved `(n - 1) % 4` in range)."""
+        if loop not in self.ranges:
+            self.val(loop.regions[0].blocks[0].arguments[0])
+        return self.ranges.get(loop, [])
 
     def prepare(self, func_op):
         """Invariants of every loop, innermost first: an outer loop's step needs its inner loops' facts; only
@@ -593,8 +604,10 @@ class Encoder:
         if loop.name == "scf.while":   # the `do` region runs only when the condition holds
             cond = self.val(_terminator(loop.regions[0]).operands[0])
             guard = [cond] if cond is not None else []
-        if loop.name == "scf.for":
-            self.val(body.arguments[0])  # the induction variable and its bounds, before the step is checked
+        # where a step runs (the induction variable's range, the while's condition, the enclosing loops' and
+        # branches') and where the loop is entered: the premises of the inductive step and of the entry check
+        step = [self.path_condition(_terminator(loop.regions[-1]))]
+        entry = [self.path_condition(loop)]
         inits = [self.val(c[2]) for c in ints]
         nexts = [self.val(c[3]) for c in ints]
         cands = []
@@ -605,8 +618,8 @@ class Encoder:
             # `phase ^ 1` or `1 - phase`); 1 and 2 only for an update without any: each bound that is not
             # inductive costs a solver call to drop (blackwell_gemm: 41 -> 23 calls with the same invariants)
             bounds = self._constants_under(y, body) or {1, 2}
-            if not guard and _grows(x, next_t):   # `x + c` each iteration: x = b - 1 refutes any `x < b`
-                bounds = ()
+            if not guard and (_grows(x, next_t) or self._grows_in_inner_loop(self._carried_arg[x.get_id()], y)):
+                bounds = ()   # `x + c` each iteration: x = b - 1 refutes any `x < b`
             cands.append(_Candidate(x, r, init_t, next_t, None, self.ctx))
             for b in sorted(bounds):
                 cands.append(_Candidate(x, r, init_t, next_t, b, self.ctx))
@@ -617,22 +630,38 @@ class Encoder:
         # to it, and the groups' facts together imply the whole set's: no search over all candidates at once.
         groups = self._groups(ints, guard) if cands and len(ints) > 1 else []   # one counter: one group
         for group in groups if len(groups) > 1 else [None]:
-            self._infer([c for c in cands if group is None or c.x in group], guard)
+            self._infer([c for c in cands if group is None or c.x in group], step, entry)
 
-    def _infer(self, cands, guard):
+    def _grows_in_inner_loop(self, arg, y) -> bool:
+        """Is `y`, the next value of the carried `arg`, what an inner scf.for returns for `arg` given as its
+        entry value, with that loop only adding positive constants to it (`_grows`, or again through a loop
+        nested in it)? That loop gets no upper-bound candidate, so its result has no upper-bound fact, and no
+        upper bound of `arg` can be inductive: hopper_gemm's ring counter `it`, carried through the k-loop."""
+        op = y.owner if isinstance(y, ir.OpResult) else None
+        op = getattr(op, "operation", op)
+        if op is None or op.name != "scf.for" or op.operands[3 + y.result_number] != arg:
+            return False
+        k = y.result_number
+        inner_arg, inner_y = op.regions[0].blocks[0].arguments[1 + k], _terminator(op.regions[0]).operands[k]
+        x, next_t = self.val(inner_arg), self.val(inner_y)
+        if x is None or next_t is None:
+            return False
+        return _grows(x, next_t) or self._grows_in_inner_loop(inner_arg, inner_y)
+
+    def _infer(self, cands, step, entry):
         """Houdini: the largest set of candidates one iteration preserves (assuming all of them), first over all
         candidates (what holds whenever the entry values satisfy them: the premise an enclosing loop's
         invariant supplies), then over those of it that hold at entry (what holds from the start). The
         largest inductive subset of a set is unique and grows with the set, so the second search may start
         from the first one's result instead of from every candidate true at entry."""
-        everywhere = self._houdini(cands, guard)
-        at_entry = self._prune(everywhere, [], lambda c: c.at_entry)
-        from_start = self._houdini(at_entry, guard) if len(at_entry) < len(everywhere) else everywhere
+        everywhere = self._houdini(cands, step)
+        at_entry = self._prune(everywhere, entry, lambda c: c.at_entry)
+        from_start = self._houdini(at_entry, step) if len(at_entry) < len(everywhere) else everywhere
         if from_start is not everywhere:
             self._assume(from_start)
-        self._assume_levels(everywhere, guard)
+        self._assume_levels(everywhere, step)
 
-    def _assume_levels(self, live, guard):
+    def _assume_levels(self, live, step):
         """Facts for `live` and for weaker premises: a tight bound that is inductive but need not hold at entry
         (`idx < 1` for an index that two steps per iteration bring back to where it was) would make the
         premise false at the entries where it fails, and the fact say nothing there. So, level by level, the
@@ -646,7 +675,7 @@ class Encoder:
             drop = {id(min(cs, key=lambda c: c.upper)) for cs in tightest.values() if len(cs) > 1}
             if not drop:
                 return
-            live = self._houdini([c for c in live if id(c) not in drop], guard)
+            live = self._houdini([c for c in live if id(c) not in drop], step)
 
     def _assume(self, live):
         """Facts: the entry values satisfy the invariants `live` => the carried values and results do."""
@@ -690,13 +719,14 @@ class Encoder:
                 groups.append(group)
         return groups
 
-    def _houdini(self, live, guard=()):
-        """The largest subset of `live` that one iteration preserves when all of it holds (and the guard):
+    def _houdini(self, live, step=()):
+        """The largest subset of `live` that one iteration preserves when all of it holds (and `step`, where
+        an iteration runs):
         each solver call either proves the whole set preserved or drops what its counterexample falsifies,
         and the next call assumes only what is left (the same largest subset, one call per round fewer than
         first pruning everything the old assumptions refute)."""
         while live:
-            kept = self._prune(live, [c.holds for c in live] + list(guard), lambda c: c.after_step, rounds=1)
+            kept = self._prune(live, [c.holds for c in live] + list(step), lambda c: c.after_step, rounds=1)
             if len(kept) == len(live):
                 return live
             live = kept
@@ -708,7 +738,7 @@ class Encoder:
         give c and c + 1 (`t <= c`). Not an addend or a divisor (a step of 1, the 63 of a ceiling division),
         which would only lengthen Houdini's search."""
         out = set()
-        if depth > 12:
+        if depth > 12 or bounding is None:   # under an addend or a divisor nothing bounds v (a mask in an addend)
             return out
         if isinstance(v, ir.BlockArgument):
             parent = getattr(v.owner.region.owner, "operation", v.owner.region.owner)
@@ -821,6 +851,8 @@ class Encoder:
                 c = self.val(parent.operands[0])
                 if c is not None:
                     conds.append(c if region == parent.regions[0] else _negate(c))
+            if parent.name == "scf.for":
+                conds += self._range(parent)
             if parent.name == "scf.while" and cur.block.region == parent.regions[1]:
                 c = self.val(_terminator(parent.regions[0]).operands[0])
                 if c is not None:

@@ -182,6 +182,26 @@ def fa_tutorial_borrow(x_ptr, n_tiles, n_iter, BM: gl.constexpr, BN: gl.constexp
     gl.store(x_ptr + offs, gl.sum(acc, axis=0))
 
 
+# --- Hopper: after the k-loop, the slot of its last step, `(n - 1) % STAGES` (the attention tutorials' last
+# P V). Bug: with n = n_iter the loop may run zero times and the slot is -1 (P5); clean: n = max(n_iter, 1).
+@gluon.jit
+def last_slot_after_loop(x_ptr, n_iter, STAGES: gl.constexpr, BM: gl.constexpr, BK: gl.constexpr,
+                         AT_LEAST_ONE: gl.constexpr):
+    a_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BM, BK], gl.bfloat16)
+    blocked: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    a_ring = gl.allocate_shared_memory(gl.bfloat16, [STAGES, BM, BK], a_layout)
+    acc = gl.zeros([BM, BK], gl.float32, blocked)
+    n = gl.maximum(n_iter, 1) if AT_LEAST_ONE else n_iter
+    for k in range(n):
+        a = a_ring.index(k % STAGES)
+        a.store(acc.to(gl.bfloat16))
+        acc += a.load(blocked).to(gl.float32)
+    last = (n - 1) % STAGES
+    acc += a_ring.index(last).load(blocked).to(gl.float32)
+    offs = gl.arange(0, BK, layout=gl.SliceLayout(0, blocked))
+    gl.store(x_ptr + offs, gl.sum(acc, axis=0))
+
+
 KERNELS = {
     # name: (fn, signature, constexprs, capability, folder)
     "fa_borrow_ok": (fa_borrow_ok, {"x_ptr": "*fp32", "n_iter": "i32"}, {"NUM": 2, "BM": 128, "BN": 128}, 100, ""),
@@ -197,11 +217,18 @@ KERNELS = {
                         "bugs"),
     "ring_wrap_bad": (ring_wrap_bad, {"x_ptr": "*fp32", "n_iter": "i32"}, {"STAGES": 3, "BM": 128, "BK": 64}, 90,
                       "bugs"),
+    "last_slot_after_loop_ok": (last_slot_after_loop, {"x_ptr": "*fp32", "n_iter": "i32"},
+                                {"STAGES": 3, "BM": 128, "BK": 64, "AT_LEAST_ONE": True}, 90, ""),
+    "last_slot_after_loop_bad": (last_slot_after_loop, {"x_ptr": "*fp32", "n_iter": "i32"},
+                                 {"STAGES": 3, "BM": 128, "BK": 64, "AT_LEAST_ONE": False}, 90, "bugs"),
     # the epilogue tile in fp32 (64 KiB) no longer fits the 48 KiB ring it borrows (P1)
     "gemm_epilogue_overflow_bad": (gemm_epilogue_ok, {"x_ptr": "*fp32", "n_iter": "i32"},
                                    {"STAGES": 3, "BM": 128, "BK": 64, "BN": 128, "C_DTYPE": gl.float32}, 90, "bugs"),
 }
 
+# Seeded bugs that hand_mutate's concrete runs cannot reach (it runs the integer arguments at 1, 3 and 9 only):
+# they stay out of the check that the oracle finds every seeded bug (test_verify_mutants_corpus.py).
+BEYOND_THE_ORACLE = {"last_slot_after_loop_bad": "unsafe only at n_iter <= 0"}
 
 # --- Contract-2 IR (what the tlx-alias lowering emits), synthesized: seed 000's FA spec and mutations ------
 

@@ -2,8 +2,14 @@
 // ../Inputs/make_inputs.py). Each must stay flagged, with the counterexample in the kernel's own names
 // and lines.
 
-// RUN: %PYTHON %S/../Inputs/make_inputs.py --out %t ring_wrap_bad
+// RUN: %PYTHON %S/../Inputs/make_inputs.py --out %t ring_wrap_bad last_slot_after_loop_bad
 
 // Ring index wraps at STAGES + 1 (P5), counterexample with the loop variable.
 // RUN: not %PYTHON -m tlx_alias.verify.cli %t/ring_wrap_bad.ttgir | FileCheck %s --check-prefix=WRAP
 // WRAP: P5 a_ring: VIOLATION: index a = iv@[[L:[0-9]+]] % 4 = 3 at make_inputs.py:104 (must be in [0, 3)) with iv@[[L]] = 3 (induction variable of the loop at make_inputs.py:103)
+
+// The slot of the loop's last step, read after the loop: `(n_iter - 1) % 3` is negative when the loop runs zero
+// times (P5). An induction variable's range holds only inside its loop; as a fact of the whole kernel it said
+// that every loop runs at least once, and this kernel was "proven".
+// RUN: not %PYTHON -m tlx_alias.verify.cli %t/last_slot_after_loop_bad.ttgir | FileCheck %s --check-prefix=LAST
+// LAST: P5 a_ring: VIOLATION: index last % 3 = -{{[12]}} at make_inputs.py:200 (must be in [0, 3)) with n_iter = {{-?[0-9]+}} (kernel argument)
