@@ -367,7 +367,7 @@ class Encoder:
         self.why: dict = {}              # z3 var name -> human description
         self.loops_done: set = set()
         self.loop_vars: dict = {}
-        self.ranges: dict = {}           # scf.for op -> its body's terms on the induction variable (`_range`)
+        self.ranges: dict = {}           # scf.for op -> the literal `runs` of its body (`_range`)
         self._carried_arg: dict = {}         # Z3 id of a carried value's variable -> its block argument
         self._hs = [None, None]          # solver(k): [solver, facts added so far], made when first asked for
         self._names: dict = {}
@@ -532,21 +532,21 @@ class Encoder:
         if lb is not None and s is not None and s > 1:
             terms.append((var - lb) % s == 0)
         # a fact guarded by a literal of its own, which the body's path condition holds: the solvers take the
-        # range in once (as premises of every check it cost a tenth of the loop invariants' time)
+        # range in once (as premises of every check it cost up to a fifth of the loop invariants' time)
         runs = z3.Bool(f"{var.decl().name()}.runs", self.ctx)   # (no kernel name has a '.' or an '@')
         if terms:
             self.facts.append(_implies(runs, _and(*terms)))
-        self.ranges[loop] = [runs]
+        self.ranges[loop] = runs
         return var
 
-    def _range(self, loop) -> list:
-        """[the literal `runs`] of scf.for `loop`, with the fact `runs => lb <= iv < ub` (and the step's residue):
+    def _range(self, loop):
+        """The literal `runs` of scf.for `loop`, with the fact `runs => lb <= iv < ub` (and the step's residue):
         the range holds where the body runs, so `runs` is a condition of the ops in the body (`path_condition`)
         and of the loop's step, and the range is never a fact by itself: that would say every loop runs at
         least once (`for k in range(n)` then proved `(n - 1) % 4` in range)."""
         if loop not in self.ranges:
             self.val(loop.regions[0].blocks[0].arguments[0])
-        return self.ranges.get(loop, [])
+        return self.ranges[loop]
 
     def prepare(self, func_op):
         """Invariants of every loop, innermost first: an outer loop's step needs its inner loops' facts; only
@@ -858,7 +858,7 @@ class Encoder:
                 if c is not None:
                     conds.append(c if region == parent.regions[0] else _negate(c))
             if parent.name == "scf.for":
-                conds += self._range(parent)
+                conds.append(self._range(parent))
             if parent.name == "scf.while" and cur.block.region == parent.regions[1]:
                 c = self.val(_terminator(parent.regions[0]).operands[0])
                 if c is not None:
