@@ -662,7 +662,7 @@ def _witness(kernel, q, s, m):
         t = kernel.enc.memo.get(a)
         if t is not None and z3.is_int(t):
             from_model[k] = _ev(m, t)
-    tries = [from_model] + [{k: big for k in from_model} for big in (16, 64)]
+    tries = [from_model] + [{k: big for k in from_model} for big in (16, 64, 256)]
     watch = {x.op: [x.op.operands[1]] for x in kernel.sites if not x.view.tlx}
     for args in tries:
         key = tuple(sorted(args.items()))
