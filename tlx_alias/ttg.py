@@ -26,6 +26,12 @@ def predicates(op) -> list:
     return [a for a in _op(op).operands if str(a.type) == "i1"]
 
 
+def pred_operand(op):
+    """The `pred` of a predicated op: its only i1 operand, or None (no i1 operand, or several)."""
+    flags = predicates(op)
+    return flags[0] if len(flags) == 1 else None
+
+
 def partitions_op(ws):
     """The `ttg.warp_specialize.partitions` op of a `ttg.warp_specialize` (None if it has none)."""
     for region in _op(ws).regions:

@@ -169,8 +169,8 @@ class Run(Bindings):
             self.seen.setdefault(op, []).append(
                 Seen({v: self.env.get(v) for v in self.watch[op]}, tuple(self.trail), []))
         elif name in ttg.PREDICATED_OPS:
-            flags = ttg.predicates(op)
-            pred = self.env.get(flags[0]) if len(flags) == 1 else None
+            pred_v = ttg.pred_operand(op)
+            pred = self.env.get(pred_v) if pred_v is not None else None
             for a in op.operands:
                 owner = _op(a.owner) if not hasattr(a, "arg_number") else None
                 if owner is not None and owner in self.seen:

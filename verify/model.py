@@ -564,8 +564,8 @@ class ModelBuilder:
             user = getattr(use.owner, "operation", use.owner)
             if user.name not in ttg.PREDICATED_OPS:
                 return None
-            flags = ttg.predicates(user)
-            term = self.enc.val(flags[0]) if len(flags) == 1 else None
+            pred = ttg.pred_operand(user)
+            term = self.enc.val(pred) if pred is not None else None
             if term is None:
                 return None
             preds.append(term)

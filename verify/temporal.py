@@ -185,7 +185,6 @@ class _Static:
         self.terms: dict = {}            # block -> operands of its terminator
         self.args: dict = {}             # block -> its arguments
         self.descs: dict = {}            # op -> its descriptor operands
-        self.flags: dict = {}            # op -> its i1 operands
         self.src: dict = {}
         self.where: dict = {}
         self.aliased: dict = {}
@@ -681,10 +680,7 @@ class Sim(Bindings):
         return self.bars[key]
 
     def _pred(self, op, k_from_end=None):
-        try:
-            flags = self.s.flags[op]
-        except KeyError:
-            flags = self.s.flags[op] = ttg.predicates(op)
+        flags = self.once(op, "flags", ttg.predicates)
         if not flags:
             return True
         p = self.env.get(flags[0] if k_from_end is None else flags[k_from_end])
