@@ -67,3 +67,97 @@ def test_every_unsafe_corpus_mutant_is_caught(name):
     assert row.caught + row.count("stopped") > 0
     assert row.missed == 0 and row.count("invalid", "unjudged") == 0, why
     assert row.count("flagged") == 0, why
+
+
+# -- the oracle reads what upstream's tutorials write (hand-written ttgir in Triton 3.9's printed form) ---------
+
+_HEAD = """#shared = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+#tmem = #ttng.tensor_memory_encoding<blockM = 128, blockN = 64, colStride = 1>
+module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
+  tt.func public @k(%n: i32) attributes {noinline = false} {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c2 = arith.constant 2 : i32
+    %c3 = arith.constant 3 : i32
+    %c6 = arith.constant 6 : i32
+    %true = arith.constant true
+    %ring = ttg.local_alloc : () -> !ttg.memdesc<3x64x64xf16, #shared, #smem, mutable>
+"""
+_TAIL = """    tt.return
+  }
+}
+"""
+_SLOT = "!ttg.memdesc<64x64xf16, #shared, #smem, mutable>"
+_RING = "!ttg.memdesc<3x64x64xf16, #shared, #smem, mutable>"
+
+
+def _kernel(body: str) -> str:
+    return _HEAD + body + _TAIL
+
+
+def _load(slot_index: str) -> str:
+    return (f"    %s = ttg.memdesc_index %ring[{slot_index}] : {_RING} -> {_SLOT}\n"
+            f"    %v = ttg.local_load %s : {_SLOT} -> tensor<64x64xf16>\n")
+
+
+def test_oracle_runs_loops_of_no_trip():
+    """`(n - 1) % 3` after a loop of n trips: index -1 when the loop does not run (argument 0)."""
+    body = (f"    %last = arith.subi %n, %c1 : i32\n    %i = arith.remsi %last, %c3 : i32\n" + _load("%i"))
+    assert any("index -1 of 3" in p for p in hand_mutate.judge(_kernel(body)))
+
+
+def test_oracle_reads_multi_result_ops_and_mma_tokens():
+    """`%a, %b = tt.split` and `%tok = ttng.tc_gen5_mma ...` (a token, the trailing types are its operands')
+    no longer stop the oracle: it goes on to the out-of-range index after them."""
+    body = (f"    %t = ttg.local_load %ring : {_RING} -> tensor<3x64x64xf16>\n"
+            "    %lo, %hi = tt.split %t : tensor<3x64x64xf16> -> tensor<3x64xf16>\n"
+            "    %acc = ttng.tmem_alloc : () -> !ttg.memdesc<128x64xf32, #tmem, #ttng.tensor_memory, mutable>\n"
+            f"    %a = ttg.memdesc_index %ring[%c0] : {_RING} -> {_SLOT}\n"
+            f"    %tok = ttng.tc_gen5_mma %a, %a, %acc[], %true, %true : {_SLOT}, {_SLOT}, "
+            "!ttg.memdesc<128x64xf32, #tmem, #ttng.tensor_memory, mutable>\n" + _load("%c3"))
+    assert any("index 3 of 3" in p for p in hand_mutate.judge(_kernel(body)))
+
+
+def test_oracle_judges_the_values_it_can_run():
+    """`6 / n` cannot run at n = 0; the runs at 1, 3, 9 still judge the kernel (6 / 1 = 6: out of range),
+    and a kernel no run can finish gets no verdict."""
+    assert any("index 6 of 3" in p for p in hand_mutate.judge(_kernel("    %q = arith.divsi %c6, %n : i32\n"
+                                                                       + _load("%q"))))
+    with pytest.raises(hand_mutate.Unsupported, match="division|modulo"):
+        hand_mutate.judge(_kernel("    %q = arith.divsi %c6, %c0 : i32\n" + _load("%q")))
+
+
+def _borrow(name: str, ty: str, loc: str, pad: str = "    ") -> str:
+    """A reinterpret of the selected buffer %s as `ty` made at source location `loc`, written through."""
+    desc = f"!ttg.memdesc<{ty}, #shared, #smem, mutable>"
+    return (f"{pad}%{name} = ttg.memdesc_reinterpret %s : {_SLOT} -> {desc} loc({loc})\n"
+            f"{pad}ttg.local_store %x, %{name} : tensor<{ty}> -> {desc}\n")
+
+
+@pytest.mark.parametrize("second, loc, unsafe", [("64x64xf16", "#loc1", False), ("64x64xf16", "#loc2", True),
+                                                 ("32x64xf32", "#loc1", True)],
+                         ids=["the same borrow again", "another borrow on the same bytes", "another type on them"])
+def test_oracle_borrows(second, loc, unsafe):
+    """Two reinterprets of one selected buffer: the same borrow (its source line) made again in another block
+    is one tenant (upstream's attention makes P's view in its loop and again after it); another borrow on
+    those bytes, of the same type or not, is a second live value there (alpha moved onto m's column)."""
+    body = (f"    %s = ttg.memdesc_index %ring[%c1] : {_RING} -> {_SLOT}\n    %x = arith.constant 0 : i32\n"
+            + _borrow("p", "64x64xf16", "#loc1") + "    scf.if %true {\n" + _borrow("q", second, loc, " " * 6)
+            + "    }\n")
+    text = _kernel(body) + '#loc1 = loc("k.py":10:4)\n#loc2 = loc(callsite(#loc3 at #loc1))\n#loc3 = loc("k.py":12:8)\n'
+    problems = hand_mutate.judge(text)
+    assert any(p.startswith("borrows:") for p in problems) == unsafe, problems
+
+
+@pytest.mark.parametrize("column, problem", [(32, None), (64, "bounds: [")],
+                         ids=["the right half", "one width past it"])
+def test_oracle_slices_along_an_inner_dimension(column, problem):
+    """Upstream's attention splits a tile by columns (`memdesc_subslice %t[0, 64]`): the oracle takes the
+    slice's elements first to last (a hull inside the buffer); one slice width further leaves the last buffer."""
+    half = "!ttg.memdesc<64x32xf16, #shared, #smem, mutable, 64x64>"
+    body = (f"    %s = ttg.memdesc_index %ring[%c2] : {_RING} -> {_SLOT}\n"
+            f"    %h = ttg.memdesc_subslice %s[0, {column}] : {_SLOT} -> {half}\n"
+            f"    %v = ttg.local_load %h : {half} -> tensor<64x32xf16>\n")
+    problems = hand_mutate.judge(_kernel(body))
+    assert (problems == []) if problem is None else any(p.startswith(problem) for p in problems), problems

@@ -15,24 +15,29 @@ operator edits the ttgir text of a kernel that verifies clean, one site per muta
 
 Oracle (`judge`): no Z3 and nothing of `tlx_alias`; its own line parser of Triton's ttgir and a concrete
 interpreter of the kernel's integer program (scf.for / scf.while / scf.if, warp_specialize partitions run
-one after the other, program 0 of 1, every integer argument equal to each of ARGS in turn). It follows
-every descriptor to its allocation and footprint (bytes, or TMEM columns) and, on every access whose
-predicate holds (loads, stores, barrier ops), calls the kernel unsafe when:
+one after the other, program 0 of 1, every integer argument equal to each of ARGS in turn; a value whose
+run it cannot finish (an unmodelled op on that path, a division by zero, too many steps) is left out, and a
+kernel none of whose runs finishes gets no verdict). It follows every descriptor to its allocation and
+footprint (bytes, or TMEM columns; a slice along an inner dimension: its first to last byte in the source's
+row-major order) and, on every access whose predicate holds (loads, stores, barrier ops), calls the kernel
+unsafe when:
   bounds    an index on the descriptor's way is outside [0, buffers), or the footprint leaves the allocation
             (and a TMEM subslice that does not start on a 32-bit column, which triton 3.9 refuses, 3.6 accepts)
   stages    two views of one allocation (the allocation, reinterprets of it with a buffer dimension) touch
             overlapping bytes at different buffer indices (DESIGN section 5, P2/P3)
   borrows   two reinterprets of one buffer at one selection of it (the same execution of its
-            `memdesc_index`), neither derived from the other, overlap (P8: alpha inside P)
+            `memdesc_index`), neither derived from the other nor the same borrow made again in another
+            block (same bytes, type and source line), overlap (P8: alpha inside P)
 It is bounded: a mutant unsafe only for other argument values is judged safe here.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass, field
 
-ARGS = (1, 3, 9)            # each integer argument of the kernel, one run per value
+ARGS = (0, 1, 3, 9)         # each integer argument of the kernel, one run per value
 MAX_STEPS = 200_000         # ops per run
 NAME = r"%[\w$.-]+(?:#\d+)?"
 _MEMDESC = re.compile(r"!ttg\.memdesc<((?:\d+x)*)(\w+), ([^,>]+)")
@@ -134,12 +139,13 @@ class Desc:
     sel: int = -1              # which execution of a memdesc_index selected the buffer
     chain: tuple = ()          # lines of the slices / reinterprets since that selection
     borrow: bool = False       # a reinterpret on the way since the selection
+    span: int = 0              # SMEM bytes from lo to the last byte, where not contiguous (an inner-dim slice)
 
     @property
     def size(self) -> int:
         if self.space == "tmem":
             return self.cols
-        return math.prod(self.dims) * _BYTES[self.elem]
+        return self.span or math.prod(self.dims) * _BYTES[self.elem]
 
 
 def _memdesc(type_text: str, aliases: dict):
@@ -225,7 +231,7 @@ class Run:
         s = op.text
         if s.startswith("^bb"):
             return None
-        m = re.match(rf"(?:({NAME})(?::\d+)? = )?\"?([\w.]+)\"?", s)
+        m = re.match(rf"(?:({NAME})(?::\d+|(?:, {NAME})+)? = )?\"?([\w.]+)\"?", s)
         name = m.group(2)
         if name in ("scf.yield", "ttg.warp_yield", "ttg.warp_return", "tt.reduce.return", "scf.condition"):
             return (name, s)
@@ -237,16 +243,19 @@ class Run:
             return self.if_(op, env)
         if name == "ttg.warp_specialize":
             return self.ws(op, env)
-        if op.regions and name not in ("tt.reduce",):
+        if op.regions and name not in ("tt.reduce", "tt.scan", "tt.map_elementwise"):   # regions on registers
             raise Unsupported(f"region op {name}")
         self.simple(name, op, env)
         return None
 
     def simple(self, name, op, env):
         s = op.text
-        res = re.match(rf"({NAME}) = ", s)
+        res = re.match(rf"({NAME})((?:, {NAME})*) = ", s)
+        more = re.findall(NAME, res.group(2)) if res else []   # `%a, %b = tt.split ...`: tensors, no value here
         res = res and res.group(1)
         ops = re.findall(NAME, s.split("=", 1)[1] if res else s)
+        for x in more:
+            env[x] = None
         if name == "arith.constant" and re.search(r"arith\.constant (true|false)\b", s):
             env[res] = "arith.constant true" in s
             return
@@ -279,8 +288,8 @@ class Run:
         if name == "ttg.memdesc_index":
             src, idx = ops[0], ops[1]
             d, i = self.get(env, src), self.int_of(env, idx)
-            if not isinstance(d, Desc):
-                raise Unsupported("memdesc_index of an unknown descriptor")
+            if not isinstance(d, Desc) or d.span:
+                raise Unsupported("memdesc_index of an unknown descriptor or of a slice along an inner dimension")
             dims, elem, cols = _memdesc(_result_type(s), self.aliases)
             per = d.cols if d.space == "tmem" else math.prod(d.dims[1:]) * _BYTES[d.elem]
             faults = d.faults + ((f"index {i} of {d.dims[0]} at line {op.line + 1}",) if not 0 <= i < d.dims[0] else ())
@@ -293,14 +302,18 @@ class Run:
             d = self.get(env, ops[0])
             if not isinstance(d, Desc):
                 raise Unsupported(f"{name} of an unknown descriptor")
+            if d.span and name not in ("ttg.memdesc_trans", "ttg.memdesc_reshape"):   # those keep its bytes
+                raise Unsupported(f"{name} of a slice along an inner dimension")
             dims, elem, cols = _memdesc(_result_type(s), self.aliases)
-            lo = d.lo
+            lo, span = d.lo, d.span
             if name == "ttg.memdesc_subslice":
                 offs = [int(x) for x in re.search(r"\[([-\d, ]+)\]", s).group(1).split(",")]
                 strides = [math.prod(d.dims[k + 1:]) for k in range(len(d.dims))]
                 lo += sum(o * st for o, st in zip(offs, strides)) * _BYTES[d.elem]
                 if len(dims) > 1 and any(o for o in offs[1:]):
-                    raise Unsupported("a slice along an inner dimension")
+                    # its elements in the source's row-major order, first to last: a hull, inside the
+                    # selected buffer whenever the slice is inside its source (Triton checks that)
+                    span = (sum((n - 1) * st for n, st in zip(dims, strides)) + 1) * _BYTES[d.elem]
             elif name == "ttng.tmem_subslice":
                 off = int(re.search(r"\{(?:offset|N) = (-?\d+)", s).group(1))   # `N` before triton 3.7
                 if off * d.cols % d.dims[-1]:
@@ -308,10 +321,11 @@ class Run:
                                          f"column (line {op.line + 1})")
                 lo += off * d.cols // d.dims[-1]
             if d.view is None:             # still the whole allocation: a view of it (its stage named by this line)
-                env[res] = Desc(d.alloc, d.space, lo, dims, elem, cols, d.faults, None, -1, d.chain + (op.line,))
+                env[res] = Desc(d.alloc, d.space, lo, dims, elem, cols, d.faults, None, -1, d.chain + (op.line,),
+                                span=span)
             else:                          # a part of one selected buffer; a reinterpret makes it a borrow
                 env[res] = Desc(d.alloc, d.space, lo, dims, elem, cols, d.faults, d.view, d.sel, d.chain + (op.line,),
-                                d.borrow or name == "ttg.memdesc_reinterpret")
+                                d.borrow or name == "ttg.memdesc_reinterpret", span)
             return
         if name in ("tt.load",) and res:
             env[res] = None
@@ -325,7 +339,8 @@ class Run:
             for d in descs:
                 self.access(d, op)
         if res:
-            if "!ttg.memdesc" in _result_type(s):
+            # without `->` the trailing types are the operands' (tc_gen5_mma's result is a token)
+            if "!ttg.memdesc" in _result_type(s) and ("->" in s or not descs):
                 raise Unsupported(f"{name} makes a descriptor")
             env[res] = None
 
@@ -344,7 +359,7 @@ class Run:
             lo0, hi0, _ = cells.get(key, (d.lo, hi, where))
             cells[key] = (min(lo0, d.lo), max(hi0, hi), where)
             if d.borrow:
-                self.borrows.setdefault((d.alloc, d.sel), {})[d.chain] = (d.lo, hi, where)
+                self.borrows.setdefault((d.alloc, d.sel), {})[d.chain] = (d.lo, hi, where, (d.dims, d.elem))
 
     # -- structured ops
     def for_(self, op, env):
@@ -452,6 +467,46 @@ _ARITY = {"arith.select": 3, "arith.extsi": 1, "arith.extui": 1, "arith.trunci":
           "arith.index_castui": 1}
 
 
+_LOC_DEF = re.compile(r"^(#loc\d*) = loc\((.*)\)\s*$")
+
+
+def _sources(lines) -> dict:
+    """{line: "file:LINE"} of every op line: the innermost file location of its `loc(...)` (a callee's line
+    for a call site, the named value's for a name)."""
+    defs = {m.group(1): m.group(2) for m in map(_LOC_DEF.match, lines) if m}
+
+    def resolve(text, depth=0):
+        text = text.strip()
+        if depth > 64:
+            return None
+        if text in defs:
+            return resolve(defs[text], depth + 1)
+        if text.startswith("callsite("):
+            return resolve(text[len("callsite("):].split(" at ", 1)[0], depth + 1)
+        m = re.match(r'"([^"]*)":(\d+)', text)
+        if m:
+            return f"{m.group(1)}:{m.group(2)}"
+        m = re.match(r'"[^"]*"\((.*)\)$', text)      # a name: loc("alpha"(#loc12))
+        return resolve(m.group(1), depth + 1) if m else None
+    out = {}
+    for n, ln in enumerate(lines):
+        m = re.search(r"loc\((#loc\d*|\"[^\"]*\":\d+:\d+)\)\s*$", ln)
+        if m and not ln.startswith("#loc"):
+            out[n] = resolve(m.group(1))
+    return out
+
+
+def _blocks(ops, out=None, ids=None) -> dict:
+    """{line: which block it is in} for every op under `ops`."""
+    out, ids = ({}, itertools.count()) if out is None else (out, ids)
+    n = next(ids)
+    for op in ops:
+        out[op.line] = n
+        for _, inner in op.regions:
+            _blocks(inner, out, ids)
+    return out
+
+
 def judge(text: str) -> list:
     """Why a kernel's ttgir is unsafe on the runs (empty: safe on every run); raises Unsupported."""
     args, body, aliases = parse(text)
@@ -463,9 +518,13 @@ def judge(text: str) -> list:
             d = Desc(n, "tmem" if "tmem" in m.group(1) else "smem", 0,
                      *_memdesc(_result_type(strip_locs(ln)), aliases))
             sizes[n] = d.cols * (d.dims[0] if len(d.dims) > 2 else 1) if d.space == "tmem" else d.size
-    problems = []
+    problems, skipped, block, src = [], [], _blocks(body), _sources(lines)
     for value in ARGS:
-        run = Run(args, body, aliases, sizes, value)
+        try:
+            run = Run(args, body, aliases, sizes, value)
+        except (Unsupported, ZeroDivisionError) as exc:   # a run this value cannot take: judged on the others
+            skipped.append(f"{exc} (arguments = {value})")
+            continue
         problems += [p for p in run.problems if p not in problems]
         for alloc, cells in run.stages.items():
             items = sorted(cells.items())
@@ -478,13 +537,17 @@ def judge(text: str) -> list:
                             problems.append(p)
         for (alloc, sel), tenants in run.borrows.items():
             items = sorted(tenants.items())
-            for x, (ca, (la, ha, wa)) in enumerate(items):
-                for cb, (lb, hb, wb) in items[x + 1:]:
+            for x, (ca, (la, ha, wa, ta)) in enumerate(items):
+                for cb, (lb, hb, wb, tb) in items[x + 1:]:
                     related = ca[:len(cb)] == cb or cb[:len(ca)] == ca
-                    if not related and la < hb and lb < ha:
+                    equal = ((la, ha, ta) == (lb, hb, tb) and block[ca[-1]] != block[cb[-1]]   # one borrow made
+                             and src.get(ca[-1]) is not None and src.get(ca[-1]) == src.get(cb[-1]))  # again elsewhere
+                    if not related and not equal and la < hb and lb < ha:
                         p = f"borrows: [{la}, {ha}) ({wa}) overlaps [{lb}, {hb}) ({wb}) in one buffer"
                         if p not in problems:
                             problems.append(p)
+    if len(skipped) == len(ARGS):
+        raise Unsupported("; ".join(skipped))
     return problems
 
 

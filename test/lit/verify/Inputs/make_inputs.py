@@ -226,10 +226,6 @@ KERNELS = {
                                    {"STAGES": 3, "BM": 128, "BK": 64, "BN": 128, "C_DTYPE": gl.float32}, 90, "bugs"),
 }
 
-# Seeded bugs that hand_mutate's concrete runs cannot reach (it runs the integer arguments at 1, 3 and 9 only):
-# they stay out of the check that the oracle finds every seeded bug (test_verify_mutants_corpus.py).
-BEYOND_THE_ORACLE = {"last_slot_after_loop_bad": "unsafe only at n_iter <= 0"}
-
 # --- Contract-2 IR (what the tlx-alias lowering emits), synthesized: seed 000's FA spec and mutations ------
 
 def _fa(**edits):
