@@ -650,9 +650,13 @@ def _p5_rewrite(s, tlx, q, what):
     return out
 
 
+WITNESS_ARGS = (0, 16, 17, 18, 19, 64, 256)   # every integer argument at once, one run per value
+
+
 def _witness(kernel, q, s, m):
     """(kernel arguments, Seen, index) of a bounded concrete run on which site s's index leaves [0, bound):
-    arguments from the counterexample, then larger ones (loop trip counts), program 0 of 1."""
+    arguments from the counterexample, then 0 (loops of no step), 16 to 19 (every remainder modulo 2, 3 and 4,
+    the usual ring depths: 16, 64 and 256 alone all leave 1 modulo 3), 64 and 256 (long loops), program 0 of 1."""
     if kernel.func is None:
         return None
     runs = q._lo.setdefault(("runs", kernel.name), {})
@@ -662,7 +666,7 @@ def _witness(kernel, q, s, m):
         t = kernel.enc.memo.get(a)
         if t is not None and z3.is_int(t):
             from_model[k] = _ev(m, t)
-    tries = [from_model] + [{k: big for k in from_model} for big in (16, 64, 256)]
+    tries = [from_model] + [{k: v for k in from_model} for v in WITNESS_ARGS]
     watch = {x.op: [x.op.operands[1]] for x in kernel.sites if not x.view.tlx}
     for args in tries:
         key = tuple(sorted(args.items()))

@@ -15,6 +15,7 @@ EXPECT = {  # kernel -> the property its bug breaks (None: safe)
     "fa_borrow_ok": None, "gemm_epilogue_ok": None, "ws_ring_ok": None, "fa_tutorial_borrow_ok": None,
     "fa_packed_p_bad": "P3", "ring_wrap_bad": "P5", "gemm_epilogue_overflow_bad": "P1", "fa_alpha_past_end_bad": "P1",
     "last_slot_after_loop_ok": None, "last_slot_after_loop_bad": "P5",
+    "last_slot_after_while_ok": None, "last_slot_after_while_bad": "P5",
 }
 
 

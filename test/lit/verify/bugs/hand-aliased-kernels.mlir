@@ -2,7 +2,7 @@
 // ../Inputs/make_inputs.py). Each must stay flagged, with the counterexample in the kernel's own names
 // and lines.
 
-// RUN: %PYTHON %S/../Inputs/make_inputs.py --out %t ring_wrap_bad last_slot_after_loop_bad
+// RUN: %PYTHON %S/../Inputs/make_inputs.py --out %t ring_wrap_bad last_slot_after_loop_bad last_slot_after_while_bad
 
 // Ring index wraps at STAGES + 1 (P5), counterexample with the loop variable.
 // RUN: not %PYTHON -m tlx_alias.verify.cli %t/ring_wrap_bad.ttgir | FileCheck %s --check-prefix=WRAP
@@ -13,3 +13,8 @@
 // that every loop runs at least once, and this kernel was "proven".
 // RUN: not %PYTHON -m tlx_alias.verify.cli %t/last_slot_after_loop_bad.ttgir | FileCheck %s --check-prefix=LAST
 // LAST: P5 a_ring: VIOLATION: index last % 3 = -{{[12]}} at make_inputs.py:200 (must be in [0, 3)) with n_iter = {{-?[0-9]+}} (kernel argument)
+
+// The same after a while loop, whose result the model only approximates: the proof alone would end in "cannot
+// prove"; the concrete run at n_iter = 0 (the loop takes no step) shows the index, so it is a violation.
+// RUN: not %PYTHON -m tlx_alias.verify.cli %t/last_slot_after_while_bad.ttgir | FileCheck %s --check-prefix=WHILE
+// WHILE: P5 a_ring: VIOLATION: index last % 3 = -1 at make_inputs.py:219 (must be in [0, 3)) on a run with n_iter = 0, program 0 of 1
