@@ -617,11 +617,15 @@ def ring_wrap(text):
 
 
 def shrink_allocation(text):
-    """A multi-buffer allocation one buffer short (1-D: half as long); the type changes everywhere it is
-    written, so the kernel stays well typed. Skipped when another allocation has the same type."""
+    """A multi-buffer allocation (one that a `memdesc_index` selects from) one buffer short (1-D: half as long);
+    the type changes everywhere it is written, so the kernel stays well typed. Skipped when another allocation
+    has the same type, and for a single tile (a TMEM accumulator, an epilogue tile): one row short is another
+    shape, which its users' types no longer match."""
     allocs = _allocs(text)
     for n, name, dims, t in allocs:
         if sum(1 for a in allocs if a[3] == t) > 1 or dims[0] < 2:
+            continue
+        if len(dims) > 1 and not re.search(rf"ttg\.memdesc_index {re.escape(name)}\[", text):
             continue
         new_dims = [dims[0] // 2] if len(dims) == 1 else [dims[0] - 1] + dims[1:]
         old = "x".join(map(str, dims)) + "x"
