@@ -161,3 +161,13 @@ def test_oracle_slices_along_an_inner_dimension(column, problem):
             f"    %v = ttg.local_load %h : {half} -> tensor<64x32xf16>\n")
     problems = hand_mutate.judge(_kernel(body))
     assert (problems == []) if problem is None else any(p.startswith(problem) for p in problems), problems
+
+
+def test_shrink_takes_rings_not_tiles():
+    """`allocation one buffer short` applies to what a `memdesc_index` selects from; a single tile used whole
+    (an epilogue tile, a TMEM accumulator) one row short is another shape, which its users no longer match."""
+    tile = "!ttg.memdesc<64x64xf16, #shared, #smem, mutable>"
+    body = (f"    %tile = ttg.local_alloc : () -> {tile}\n    %t = ttg.local_load %tile : {tile} -> tensor<64x64xf16>\n"
+            + _load("%c1"))
+    targets = [target for target, _ in hand_mutate.shrink_allocation(_kernel(body))]
+    assert targets == ["%ring 3x64x64 -> 2x64x64 buffers"]
