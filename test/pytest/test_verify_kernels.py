@@ -16,6 +16,7 @@ EXPECT = {  # kernel -> the property its bug breaks (None: safe)
     "fa_packed_p_bad": "P3", "ring_wrap_bad": "P5", "gemm_epilogue_overflow_bad": "P1", "fa_alpha_past_end_bad": "P1",
     "last_slot_after_loop_ok": None, "last_slot_after_loop_bad": "P5",
     "last_slot_after_while_ok": None, "last_slot_after_while_bad": "P5",
+    "last_slot_after_inner_loop_ok": None, "last_slot_after_inner_loop_bad": "P5",
 }
 
 

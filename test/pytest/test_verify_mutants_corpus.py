@@ -171,3 +171,12 @@ def test_shrink_takes_rings_not_tiles():
             + _load("%c1"))
     targets = [target for target, _ in hand_mutate.shrink_allocation(_kernel(body))]
     assert targets == ["%ring 3x64x64 -> 2x64x64 buffers"]
+
+
+def test_oracle_takes_arguments_apart():
+    """A bug that needs two arguments apart: `(m - 1) % 3` read in a loop over n. With every argument equal,
+    m = 0 only where the loop takes no step; the run with m = 0, n = 3 reaches the read."""
+    text = _kernel("    %last = arith.subi %m, %c1 : i32\n    %i = arith.remsi %last, %c3 : i32\n"
+                   "    scf.for %t = %c0 to %n step %c1  : i32 {\n" + _load("%i").replace("    ", "      ")
+                   + "    }\n").replace("@k(%n: i32)", "@k(%n: i32, %m: i32)")
+    assert any("index -1 of 3" in p for p in hand_mutate.judge(text))

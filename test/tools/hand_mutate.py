@@ -15,9 +15,10 @@ operator edits the ttgir text of a kernel that verifies clean, one site per muta
 
 Oracle (`judge`): no Z3 and nothing of `tlx_alias`; its own line parser of Triton's ttgir and a concrete
 interpreter of the kernel's integer program (scf.for / scf.while / scf.if, warp_specialize partitions run
-one after the other, program 0 of 1, every integer argument equal to each of ARGS in turn; a value whose
-run it cannot finish (an unmodelled op on that path, a division by zero, too many steps) is left out, and a
-kernel none of whose runs finishes gets no verdict). It follows every descriptor to its allocation and
+one after the other, program 0 of 1, every integer argument equal to each of ARGS in turn, and for a kernel
+of two or three integer arguments each of them at 0 with the others at 3; a run it cannot finish (an
+unmodelled op on that path, a division by zero, too many steps) is left out, and a kernel none of whose
+runs finishes gets no verdict). It follows every descriptor to its allocation and
 footprint (bytes, or TMEM columns; a slice along an inner dimension: its first to last byte in the source's
 row-major order) and, on every access whose predicate holds (loads, stores, barrier ops), calls the kernel
 unsafe when:
@@ -38,6 +39,7 @@ import re
 from dataclasses import dataclass, field
 
 ARGS = (0, 1, 3, 9)         # each integer argument of the kernel, one run per value
+MIXED_UP_TO = 3             # kernels of up to this many integer arguments also get one at 0, the others at 3
 MAX_STEPS = 200_000         # ops per run
 NAME = r"%[\w$.-]+(?:#\d+)?"
 _MEMDESC = re.compile(r"!ttg\.memdesc<((?:\d+x)*)(\w+), ([^,>]+)")
@@ -179,12 +181,12 @@ class Unsafe(Exception):
 class Run:
     """One concrete run of a kernel: `problems` collects why it is unsafe."""
 
-    def __init__(self, args, body, aliases, sizes, value):
+    def __init__(self, args, body, aliases, sizes, values):
         self.aliases, self.sizes, self.steps, self.sel = aliases, sizes, 0, 0
         self.problems: list = []
         self.stages: dict = {}          # alloc -> {(view, index): (lo, hi, line)}
         self.borrows: dict = {}         # (alloc, sel) -> {chain: (lo, hi, line)}
-        env = {a: value for a in args}
+        env = dict(zip(args, values))
         self.block(body, env)
 
     # -- helpers
@@ -519,11 +521,12 @@ def judge(text: str) -> list:
                      *_memdesc(_result_type(strip_locs(ln)), aliases))
             sizes[n] = d.cols * (d.dims[0] if len(d.dims) > 2 else 1) if d.space == "tmem" else d.size
     problems, skipped, block, src = [], [], _blocks(body), _sources(lines)
-    for value in ARGS:
+    runs = _argument_values(len(args))
+    for values in runs:
         try:
-            run = Run(args, body, aliases, sizes, value)
-        except (Unsupported, ZeroDivisionError) as exc:   # a run this value cannot take: judged on the others
-            skipped.append(f"{exc} (arguments = {value})")
+            run = Run(args, body, aliases, sizes, values)
+        except (Unsupported, ZeroDivisionError) as exc:   # a run these values cannot take: judged on the others
+            skipped.append(f"{exc} (arguments = {', '.join(map(str, values))})")
             continue
         problems += [p for p in run.problems if p not in problems]
         for alloc, cells in run.stages.items():
@@ -546,9 +549,18 @@ def judge(text: str) -> list:
                         p = f"borrows: [{la}, {ha}) ({wa}) overlaps [{lb}, {hb}) ({wb}) in one buffer"
                         if p not in problems:
                             problems.append(p)
-    if len(skipped) == len(ARGS):
+    if len(skipped) == len(runs):
         raise Unsupported("; ".join(skipped))
     return problems
+
+
+def _argument_values(n: int) -> list:
+    """The runs' integer arguments: all equal to each of ARGS; for a kernel of two or three, also each one at
+    0 with the others at 3 (a loop nest whose inner loop takes no step: `n_tiles = 3, k_steps = 0`)."""
+    runs = [(v,) * n for v in ARGS]
+    if 2 <= n <= MIXED_UP_TO:
+        runs += [tuple(0 if i == k else 3 for i in range(n)) for k in range(n)]
+    return runs
 
 
 # ---------------------------------------------------------------------------------------------- operators

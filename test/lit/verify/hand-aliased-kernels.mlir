@@ -3,7 +3,7 @@
 // Inputs/make_inputs.py into Triton's own custom-form dumps (`compiled.asm["ttgir"]`, what the cache and
 // TRITON_KERNEL_DUMP hold). Every one must verify clean: exit 0, no "cannot prove".
 
-// RUN: %PYTHON %S/Inputs/make_inputs.py --out %t fa_tutorial_borrow_ok ws_ring_ok last_slot_after_loop_ok last_slot_after_while_ok
+// RUN: %PYTHON %S/Inputs/make_inputs.py --out %t fa_tutorial_borrow_ok ws_ring_ok last_slot_after_loop_ok last_slot_after_while_ok last_slot_after_inner_loop_ok
 
 // The tutorial's helpers (_borrow_s_as_p / _borrow_s_as_alpha) inside a persistent loop nest whose ring
 // counter (index, phase) is carried through both loops: P5 needs the inductive invariant of each loop.
@@ -32,6 +32,11 @@
 // RUN: %PYTHON -m tlx_alias.verify.cli %t/last_slot_after_while_ok.ttgir | FileCheck %s --check-prefix=WHILE
 // WHILE:     P5 a_ring: proven: 2 checks
 // WHILE:     -> SAFE (
+
+// After an inner loop of a persistent nest: `max(c - 1, 0) % 3`.
+// RUN: %PYTHON -m tlx_alias.verify.cli %t/last_slot_after_inner_loop_ok.ttgir | FileCheck %s --check-prefix=NEST
+// NEST:      P5 a_ring: proven: 2 checks
+// NEST:      -> SAFE (
 
 // One JSON document for several inputs.
 // RUN: %PYTHON -m tlx_alias.verify.cli --json %t/ws_ring_ok.ttgir %t/fa_tutorial_borrow_ok.ttgir | FileCheck %s --check-prefix=JSON

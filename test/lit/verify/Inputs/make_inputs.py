@@ -221,6 +221,25 @@ def last_slot_after_while(x_ptr, n_iter, STAGES: gl.constexpr, BM: gl.constexpr,
     gl.store(x_ptr + offs, gl.sum(acc, axis=0))
 
 
+@gluon.jit
+def last_slot_after_inner_loop(x_ptr, n_tiles, k_steps, STAGES: gl.constexpr, BM: gl.constexpr,
+                               BK: gl.constexpr, GUARD: gl.constexpr):
+    # a persistent nest: the ring counter runs on across tiles; each tile's epilogue reads the last slot
+    a_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BM, BK], gl.bfloat16)
+    blocked: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    a_ring = gl.allocate_shared_memory(gl.bfloat16, [STAGES, BM, BK], a_layout)
+    acc = gl.zeros([BM, BK], gl.float32, blocked)
+    c = 0
+    for t in range(n_tiles):
+        for k in range(k_steps):
+            a_ring.index(c % STAGES).store(acc.to(gl.bfloat16))
+            c += 1
+        last = gl.maximum(c - 1, 0) % STAGES if GUARD else (c - 1) % STAGES
+        acc += a_ring.index(last).load(blocked).to(gl.float32)
+    offs = gl.arange(0, BK, layout=gl.SliceLayout(0, blocked))
+    gl.store(x_ptr + offs, gl.sum(acc, axis=0))
+
+
 KERNELS = {
     # name: (fn, signature, constexprs, capability, folder)
     "fa_borrow_ok": (fa_borrow_ok, {"x_ptr": "*fp32", "n_iter": "i32"}, {"NUM": 2, "BM": 128, "BN": 128}, 100, ""),
@@ -245,6 +264,13 @@ KERNELS = {
     # the while loop runs no step when n_iter <= 0: k stays 0 and the slot read after it is (0 - 1) % 3 = -1
     "last_slot_after_while_bad": (last_slot_after_while, {"x_ptr": "*fp32", "n_iter": "i32"},
                                   {"STAGES": 3, "BM": 128, "BK": 64, "GUARD": False}, 90, "bugs"),
+    "last_slot_after_inner_loop_ok": (last_slot_after_inner_loop,
+                                      {"x_ptr": "*fp32", "n_tiles": "i32", "k_steps": "i32"},
+                                      {"STAGES": 3, "BM": 128, "BK": 64, "GUARD": True}, 90, ""),
+    # k_steps <= 0: the first tile's epilogue reads slot (0 - 1) % 3 = -1 (needs n_tiles >= 1 as well)
+    "last_slot_after_inner_loop_bad": (last_slot_after_inner_loop,
+                                       {"x_ptr": "*fp32", "n_tiles": "i32", "k_steps": "i32"},
+                                       {"STAGES": 3, "BM": 128, "BK": 64, "GUARD": False}, 90, "bugs"),
     # the epilogue tile in fp32 (64 KiB) no longer fits the 48 KiB ring it borrows (P1)
     "gemm_epilogue_overflow_bad": (gemm_epilogue_ok, {"x_ptr": "*fp32", "n_iter": "i32"},
                                    {"STAGES": 3, "BM": 128, "BK": 64, "BN": 128, "C_DTYPE": gl.float32}, 90, "bugs"),

@@ -2,7 +2,7 @@
 // ../Inputs/make_inputs.py). Each must stay flagged, with the counterexample in the kernel's own names
 // and lines.
 
-// RUN: %PYTHON %S/../Inputs/make_inputs.py --out %t ring_wrap_bad last_slot_after_loop_bad last_slot_after_while_bad
+// RUN: %PYTHON %S/../Inputs/make_inputs.py --out %t ring_wrap_bad last_slot_after_loop_bad last_slot_after_while_bad last_slot_after_inner_loop_bad
 
 // Ring index wraps at STAGES + 1 (P5), counterexample with the loop variable.
 // RUN: not %PYTHON -m tlx_alias.verify.cli %t/ring_wrap_bad.ttgir | FileCheck %s --check-prefix=WRAP
@@ -18,3 +18,9 @@
 // prove"; the concrete run at n_iter = 0 (the loop takes no step) shows the index, so it is a violation.
 // RUN: not %PYTHON -m tlx_alias.verify.cli %t/last_slot_after_while_bad.ttgir | FileCheck %s --check-prefix=WHILE
 // WHILE: P5 a_ring: VIOLATION: index last % 3 = -1 at make_inputs.py:219 (must be in [0, 3)) on a run with n_iter = 0, program 0 of 1
+
+// A persistent nest whose ring counter runs on across tiles: each tile's epilogue reads `(c - 1) % 3`; when the
+// inner loop takes no step (k_steps <= 0) the first tile reads slot -1. The run that shows it needs the two
+// arguments apart (n_tiles = 1, k_steps = 0), from Z3's counterexample.
+// RUN: not %PYTHON -m tlx_alias.verify.cli %t/last_slot_after_inner_loop_bad.ttgir | FileCheck %s --check-prefix=NEST
+// NEST: P5 a_ring: VIOLATION: index last % 3 = -1 at make_inputs.py:238 (must be in [0, 3)) on a run with n_tiles = {{[1-9][0-9]*}}, k_steps = {{-?[0-9]+}}, program 0 of 1
