@@ -18,10 +18,9 @@ interpreter of the kernel's integer program (scf.for / scf.while / scf.if, warp_
 one after the other, program 0 of 1, every integer argument equal to each of ARGS in turn, and for a kernel
 of two or three integer arguments each of them at 0 with the others at 3; a run it cannot finish (an
 unmodelled op on that path, a division by zero, too many steps) is left out, and a kernel none of whose
-runs finishes gets no verdict). It follows every descriptor to its allocation and
-footprint (bytes, or TMEM columns; a slice along an inner dimension: its first to last byte in the source's
-row-major order) and, on every access whose predicate holds (loads, stores, barrier ops), calls the kernel
-unsafe when:
+runs finishes gets no verdict). It follows every descriptor to its allocation and footprint (bytes, or TMEM
+columns; a slice along an inner dimension: its first to last byte in the source's row-major order) and, on
+every access whose predicate holds (loads, stores, barrier ops), calls the kernel unsafe when:
   bounds    an index on the descriptor's way is outside [0, buffers), or the footprint leaves the allocation
             (and a TMEM subslice that does not start on a 32-bit column, which triton 3.9 refuses, 3.6 accepts)
   stages    two views of one allocation (the allocation, reinterprets of it with a buffer dimension) touch
@@ -185,7 +184,7 @@ class Run:
         self.aliases, self.sizes, self.steps, self.sel = aliases, sizes, 0, 0
         self.problems: list = []
         self.stages: dict = {}          # alloc -> {(view, index): (lo, hi, line)}
-        self.borrows: dict = {}         # (alloc, sel) -> {chain: (lo, hi, line)}
+        self.borrows: dict = {}         # (alloc, sel) -> {chain: (lo, hi, line, (dims, elem))}
         env = dict(zip(args, values))
         self.block(body, env)
 
@@ -543,8 +542,7 @@ def judge(text: str) -> list:
             for x, (ca, (la, ha, wa, ta)) in enumerate(items):
                 for cb, (lb, hb, wb, tb) in items[x + 1:]:
                     related = ca[:len(cb)] == cb or cb[:len(ca)] == ca
-                    equal = ((la, ha, ta) == (lb, hb, tb) and block[ca[-1]] != block[cb[-1]]   # one borrow made
-                             and src.get(ca[-1]) is not None and src.get(ca[-1]) == src.get(cb[-1]))  # again elsewhere
+                    equal = (la, ha, ta) == (lb, hb, tb) and _made_again(ca[-1], cb[-1], block, src)
                     if not related and not equal and la < hb and lb < ha:
                         p = f"borrows: [{la}, {ha}) ({wa}) overlaps [{lb}, {hb}) ({wb}) in one buffer"
                         if p not in problems:
@@ -552,6 +550,12 @@ def judge(text: str) -> list:
     if len(skipped) == len(runs):
         raise Unsupported("; ".join(skipped))
     return problems
+
+
+def _made_again(a: int, b: int, block: dict, src: dict) -> bool:
+    """Are the ops at lines a and b one borrow made twice: in different blocks, at one source line (a helper
+    inlined twice; P's view made in the loop and again after it)?"""
+    return block[a] != block[b] and src.get(a) is not None and src.get(a) == src.get(b)
 
 
 def _argument_values(n: int) -> list:
