@@ -74,6 +74,66 @@ def _implies(a, b):
     return z3.BoolRef(z3.Z3_mk_implies(a.ctx_ref(), a.as_ast(), b.as_ast()), a.ctx)
 
 
+# Comparisons and sums of integer terms (or a term and a Python int) through the C API. z3's operators
+# coerce each operand (an int becomes a decimal string, a sort object and a numeral) and check sorts: five
+# to ten C calls and wrapper objects per operator, where these make one; with the numerals made once per
+# proof context (`num`) that was 4-7% of a GEMM's proof. Two Python ints give the Python result.
+
+def num(value: int, ctx: z3.Context):
+    """The numeral `value`, made once per context (the cache dies with it: `verify._release`)."""
+    cache = ctx.__dict__.setdefault("_tlx_numerals", {})
+    term = cache.get(value)
+    if term is None:
+        term = cache[value] = z3.IntVal(value, ctx)
+    return term
+
+
+def _two(a, b):
+    """(context, a's ast, b's ast), or None when neither is a Z3 term."""
+    ctx = a.ctx if isinstance(a, z3.ExprRef) else b.ctx if isinstance(b, z3.ExprRef) else None
+    if ctx is None:
+        return None
+    return (ctx, a.as_ast() if isinstance(a, z3.ExprRef) else num(a, ctx).as_ast(),
+            b.as_ast() if isinstance(b, z3.ExprRef) else num(b, ctx).as_ast())
+
+
+def _comparison(make, python):
+    def compare(a, b):
+        t = _two(a, b)
+        return python(a, b) if t is None else z3.BoolRef(make(t[0].ref(), t[1], t[2]), t[0])
+    return compare
+
+
+def _arithmetic(make, python):
+    def combine(a, b):
+        t = _two(a, b)
+        return python(a, b) if t is None else z3.ArithRef(make(t[0].ref(), 2, (z3.Ast * 2)(t[1], t[2])), t[0])
+    return combine
+
+
+lt = _comparison(z3.Z3_mk_lt, lambda a, b: a < b)
+le = _comparison(z3.Z3_mk_le, lambda a, b: a <= b)
+gt = _comparison(z3.Z3_mk_gt, lambda a, b: a > b)
+ge = _comparison(z3.Z3_mk_ge, lambda a, b: a >= b)
+add = _arithmetic(z3.Z3_mk_add, lambda a, b: a + b)
+sub = _arithmetic(z3.Z3_mk_sub, lambda a, b: a - b)
+mul = _arithmetic(z3.Z3_mk_mul, lambda a, b: a * b)
+
+
+def substitute(term, x, value):
+    """z3.substitute(term, (x, value)) for one variable, without the wrapper's per-pair sort checks."""
+    ast = z3.Z3_substitute(term.ctx_ref(), term.as_ast(), 1, (z3.Ast * 1)(x.as_ast()), (z3.Ast * 1)(value.as_ast()))
+    return type(term)(ast, term.ctx)   # the same sort
+
+
+def int_var(name: str, ctx: z3.Context):
+    """z3.Int(name, ctx) with the integer sort made once per context."""
+    sort = ctx.__dict__.get("_tlx_int_sort")
+    if sort is None:
+        sort = ctx.__dict__["_tlx_int_sort"] = z3.IntSort(ctx)
+    return z3.ArithRef(z3.Z3_mk_const(ctx.ref(), z3.to_symbol(name, ctx), sort.ast), ctx)
+
+
 def _attr_str(op, name):
     attrs = op.attributes
     if name not in attrs:
@@ -182,10 +242,10 @@ def _template(kind, c, a, make):
     it dies with the proof's context (a module-level cache kept every context alive: 3.4 GB after 200 proofs)."""
     cache = a.ctx.__dict__.setdefault("_tlx_templates", {})
     if (kind, c) not in cache:
-        x = z3.Int("template.x", a.ctx)
+        x = int_var("template.x", a.ctx)
         cache[kind, c] = (x, make(x))
     x, t = cache[kind, c]
-    return z3.substitute(t, (x, a))
+    return substitute(t, x, a)
 
 
 def _divs(a, b):
@@ -275,8 +335,8 @@ def _shru(a, b, w):
     return None if c is None or c < 0 or c > 62 else _u(a, w) / (1 << c)
 
 
-_CMP = {0: lambda a, b, w: a == b, 1: lambda a, b, w: a != b, 2: lambda a, b, w: a < b,
-        3: lambda a, b, w: a <= b, 4: lambda a, b, w: a > b, 5: lambda a, b, w: a >= b,
+_CMP = {0: lambda a, b, w: a == b, 1: lambda a, b, w: a != b, 2: lambda a, b, w: lt(a, b),
+        3: lambda a, b, w: le(a, b), 4: lambda a, b, w: gt(a, b), 5: lambda a, b, w: ge(a, b),
         6: lambda a, b, w: _u(a, w) < _u(b, w), 7: lambda a, b, w: _u(a, w) <= _u(b, w),
         8: lambda a, b, w: _u(a, w) > _u(b, w), 9: lambda a, b, w: _u(a, w) >= _u(b, w)}
 _CMP_TEXT = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<u", 7: "<=u", 8: ">u", 9: ">=u"}
@@ -284,9 +344,9 @@ _CMP_TEXT = {0: "==", 1: "!=", 2: "<", 3: "<=", 4: ">", 5: ">=", 6: "<u", 7: "<=
 
 # One encoder per integer op: f(enc, op, operand terms, width) -> Z3 term, or None ("not modelled").
 INT_OPS = {
-    "arith.addi": lambda e, op, a, w: a[0] + a[1],
-    "arith.subi": lambda e, op, a, w: a[0] - a[1],
-    "arith.muli": lambda e, op, a, w: a[0] * a[1],
+    "arith.addi": lambda e, op, a, w: add(a[0], a[1]),
+    "arith.subi": lambda e, op, a, w: sub(a[0], a[1]),
+    "arith.muli": lambda e, op, a, w: mul(a[0], a[1]),
     "arith.divsi": lambda e, op, a, w: _divs(a[0], a[1]),
     "arith.divui": lambda e, op, a, w: _div_u(a[0], a[1], w),
     "arith.remsi": lambda e, op, a, w: _rems(a[0], a[1]),
@@ -336,7 +396,7 @@ class _Candidate:
 
     def __init__(self, x, result, init, after, upper, ctx):
         self.x, self.upper = x, upper
-        bound = z3.IntVal(0 if upper is None else upper, ctx).as_ast()
+        bound = num(0 if upper is None else upper, ctx).as_ast()
         make = z3.Z3_mk_ge if upper is None else z3.Z3_mk_lt
 
         def term(t):
@@ -347,7 +407,7 @@ class _Candidate:
 
 def _grows(x, next_t) -> bool:
     """Is the next value `x + c` for a constant c > 0 (a counter with no wrap: no upper bound is inductive)?"""
-    step = z3.simplify(next_t - x)
+    step = z3.simplify(sub(next_t, x))
     return z3.is_int_value(step) and step.as_long() > 0
 
 
@@ -379,7 +439,7 @@ class Encoder:
         n = self._names.get(base, 0)
         self._names[base] = n + 1
         name = base if n == 0 else f"{base}#{n}"
-        var = z3.Bool(name, self.ctx) if is_bool else z3.Int(name, self.ctx)
+        var = z3.Bool(name, self.ctx) if is_bool else int_var(name, self.ctx)
         self.kind[name] = "exact" if exact else "approx"
         self.why[name] = why
         return var
@@ -462,15 +522,15 @@ class Encoder:
             if is_bool:
                 return z3.BoolVal(text in ("true", "1", "-1"), self.ctx)
             try:
-                return z3.IntVal(int(text), self.ctx)
+                return num(int(text), self.ctx)
             except ValueError:
                 return self._opaque(v, "non-integer constant", is_bool)
         if name in ("tt.get_program_id", "tt.get_num_programs"):
             axis = _attr_int(op, "axis") or 0
             var = self.fresh(("pid" if name == "tt.get_program_id" else "num_programs") + "xyz"[axis % 3],
                              True, name)
-            self.facts.append(var >= (0 if name == "tt.get_program_id" else 1))
-            self.facts.append(var < 2 ** 31)
+            self.facts.append(ge(var, 0 if name == "tt.get_program_id" else 1))
+            self.facts.append(lt(var, 2 ** 31))
             return var
         if name in ("scf.for", "scf.while"):
             return self._loop_result(op, v.result_number, is_bool)
@@ -511,7 +571,7 @@ class Encoder:
             var = self.fresh(name or f"arg{k}", True, "kernel argument", is_bool)
             if not is_bool:
                 w = _width(v)
-                self.facts += [var >= -(1 << (w - 1)), var < (1 << (w - 1))]
+                self.facts += [ge(var, -(1 << (w - 1))), lt(var, 1 << (w - 1))]
             return var
         return self._opaque(v, f"block argument of {parent.name}", is_bool)
 
@@ -525,9 +585,9 @@ class Encoder:
         self.memo[iv] = var
         terms = []
         if lb is not None:
-            terms.append(var >= lb)
+            terms.append(ge(var, lb))
         if ub is not None:
-            terms.append(var < ub)
+            terms.append(lt(var, ub))
         s = _const_int(step) if step is not None else None
         if lb is not None and s is not None and s > 1:
             terms.append((var - lb) % s == 0)

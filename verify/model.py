@@ -30,7 +30,8 @@ from tlx_alias import ttg
 from tlx_alias.layout import IntOps, ViewLayout
 from tlx_alias._mlir import from_attr, ir, per_type
 
-from .encode import INT_OPS, Encoder, _and, _attr_int, _attr_ints, _attr_str, _or, _width, loc_info
+from .encode import (INT_OPS, Encoder, _and, _attr_int, _attr_ints, _attr_str, _or, _width, add, int_var, loc_info,
+                     mul, num, substitute)
 from tlx_alias.memdesc import SMEM, TMEM, MalformedType, MemDesc, parse_memdesc
 
 from . import wellformed
@@ -71,6 +72,8 @@ LOGICAL_X = "logical.x"  # the bound variable of the rewrite lemma (dotted: neve
 
 class _Z3Ops(IntOps):
     """`ViewLayout.slot_of` over Z3 Ints (or Python ints): on Z3 Ints `/` by a positive constant is floor division."""
+    add = staticmethod(add)
+    mul = staticmethod(mul)
     div = staticmethod(lambda a, b: a // b if isinstance(a, int) else a / b)
 
 
@@ -155,12 +158,12 @@ class View:
     def lo(self, i):
         """Start (units, inside the allocation) of logical buffer i: a Z3 term for a Z3 i, an int for an int."""
         if self.pitch is not None:
-            return self.offset + i * self.pitch
+            return add(self.offset, mul(i, self.pitch))
         if not self.exact:
-            return self.offset + 0 * i
+            return add(self.offset, mul(0, i))
         if self.tlx:
-            return self.offset + self.tlx.slot_of(i, Z3_OPS) * self.md.buffer_units
-        return self.offset + i * self.size
+            return add(self.offset, mul(self.tlx.slot_of(i, Z3_OPS), self.md.buffer_units))
+        return add(self.offset, mul(i, self.size))
 
 
 @dataclass(eq=False)
@@ -536,10 +539,10 @@ class ModelBuilder:
         if top and ref.view.tlx:
             logical, ltext, leaf = self._logical(idx_v)
             if leaf is not None:
-                x = z3.Int(LOGICAL_X, enc.ctx)
+                x = int_var(LOGICAL_X, enc.ctx)
                 rewrite = self._rewrite_term(idx_v, leaf, x)
         if rewrite is not None:  # the IR's index is rewrite(user's index): no need to encode it twice
-            index, text = z3.substitute(rewrite, (x, logical)), ltext
+            index, text = substitute(rewrite, x, logical), ltext
         else:
             index = enc.val(idx_v)
             if index is None:
@@ -583,7 +586,7 @@ class ModelBuilder:
         owner = getattr(idx_v.owner, "operation", idx_v.owner)
         if not isinstance(idx_v, ir.BlockArgument) and "tlx.logical_index" in owner.attributes:
             c = ir.IntegerAttr(owner.attributes["tlx.logical_index"]).value   # a folded constant index
-            return z3.IntVal(c, self.enc.ctx), str(c), None
+            return num(c, self.enc.ctx), str(c), None
         leaves = []
         _rewrite_leaves(idx_v, leaves)
         uniq = []

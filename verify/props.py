@@ -34,7 +34,8 @@ from tlx_alias.memdesc import SMEM, TMEM
 from tlx_alias import targets
 
 from . import execute
-from .encode import RLIMIT_KERNEL, RLIMIT_PROPERTY, _and, _implies, _nary, _or, free_vars
+from .encode import (RLIMIT_KERNEL, RLIMIT_PROPERTY, _and, _implies, _nary, _or, add, free_vars, ge, gt, int_var, lt,
+                     mul, num)
 from .model import LOGICAL_X, Z3_OPS
 
 PROVEN, VIOLATION, UNKNOWN, NA = "proven", "violation", "cannot prove", "n/a"
@@ -89,7 +90,7 @@ class Query:
         self.spent = 0
         self.calls = 0
         # buffer indices of the layout checks; dotted names never clash with kernel names (Python identifiers)
-        self.i, self.j = z3.Int("buffer.i", enc.ctx), z3.Int("buffer.j", enc.ctx)
+        self.i, self.j = int_var("buffer.i", enc.ctx), int_var("buffer.j", enc.ctx)
         self._lo = {}
         self.lemmas = {}
 
@@ -98,13 +99,20 @@ class Query:
         key = (id(view), var.get_id())
         if key not in self._lo:
             t = view.lo(var)
-            self._lo[key] = t if z3.is_expr(t) else z3.IntVal(t, self.enc.ctx)
+            self._lo[key] = t if z3.is_expr(t) else num(t, self.enc.ctx)
+        return self._lo[key]
+
+    def in_range(self, var, n) -> tuple:
+        """(var >= 0, var < n): every layout check starts with its indices in range."""
+        key = ("range", var.get_id(), n)   # (the terms hold var: its id stays its own)
+        if key not in self._lo:
+            self._lo[key] = (ge(var, 0), lt(var, n))
         return self._lo[key]
 
     def inner(self, kernel):
         """Nested indices assumed in range (P5 checks them) when checking what is derived from a buffer."""
         if "inner" not in self._lo:
-            self._lo["inner"] = [_implies(s.cond, _and(s.index >= 0, s.index < s.bound))
+            self._lo["inner"] = [_implies(s.cond, _and(*self.in_range(s.index, s.bound)))
                                  for s in kernel.sites if not s.top]
         return self._lo["inner"]
 
@@ -125,7 +133,7 @@ class Query:
         key = ("phys", id(view), var.get_id())
         if key not in self._lo:
             affine = view.tlx.affine()
-            self._lo[key] = (var * affine[0] + affine[1] if affine is not None
+            self._lo[key] = (add(mul(var, affine[0]), affine[1]) if affine is not None
                              else view.tlx.slot_of(var, Z3_OPS))
         return self._lo[key]
 
@@ -229,7 +237,7 @@ def _ev(model, term) -> int | None:
 
 
 def _overlap(a_lo, a_hi, b_lo, b_hi):
-    return _and(a_lo < b_hi, b_lo < a_hi)
+    return _and(lt(a_lo, b_hi), lt(b_lo, a_hi))
 
 
 def _rng(lo, hi, unit):
@@ -283,10 +291,10 @@ def p1_inside(kernel, alloc, q: Query) -> list:
         if v.num <= 0:
             continue
         lo, slots = q.lo(v, i), v.rank_buffers
-        escape = [lo < 0, lo + v.size > alloc.size]
+        escape = [lt(lo, 0), gt(add(lo, v.size), alloc.size)]
         if v.tlx:
             phys = q.phys(v, i)
-            escape += [phys < 0, phys >= slots]
+            escape += [lt(phys, 0), ge(phys, slots)]
 
         def explain(m, v=v, lo=lo, slots=slots):
             iv, start = _ev(m, i), _ev(m, lo)
@@ -295,15 +303,15 @@ def p1_inside(kernel, alloc, q: Query) -> list:
                            f"{v.name}[{iv}] spans {_rng(start, start + v.size, unit)}{extra}, outside "
                            f"{alloc.name} ({alloc.size} {unit}; view at {v.src})", v.src, FIX["P1"],
                            data={"view": v.name, "index": iv, "range": [start, start + v.size]})
-        checks.append(Check(what, [i >= 0, i < v.num, _nary(z3.Z3_mk_or, escape, q.enc.ctx)], explain, v.src))
+        checks.append(Check(what, [*q.in_range(i, v.num), _nary(z3.Z3_mk_or, escape, q.enc.ctx)], explain, v.src))
     # descriptors derived from one buffer (reinterpret / slice / nested index after `.index(i)`), assuming
     # the nested indices in range (P5 checks those)
     inner = q.inner(kernel)
     for sub in alloc.subs:
         v = sub.view
         what = f"{sub.name} ({sub.md.short()}) inside one buffer of {v.name} ({v.size} {unit})"
-        rel = sub.rel if z3.is_expr(sub.rel) else z3.IntVal(sub.rel, q.enc.ctx)
-        escape = [sub.site.cond, *inner, _nary(z3.Z3_mk_or, [rel < 0, rel + sub.extent > v.size], q.enc.ctx)]
+        rel = sub.rel if z3.is_expr(sub.rel) else num(sub.rel, q.enc.ctx)
+        escape = [sub.site.cond, *inner, _nary(z3.Z3_mk_or, [lt(rel, 0), gt(add(rel, sub.extent), v.size)], q.enc.ctx)]
 
         def explain(m, sub=sub, v=v, rel=rel, what=what, escape=escape):
             site = sub.site
@@ -364,8 +372,8 @@ def p2_self(kernel, alloc, q: Query) -> list:
                            f"{v.name}[{a}] {_rng(la, la + v.size, unit)} overlaps {v.name}[{b}] "
                            f"{_rng(lb, lb + v.size, unit)} ({v.src}){reason}", v.src, FIX["P2"],
                            data={"views": [v.name, v.name], "indices": [a, b]})
-        checks.append(Check(what, [i >= 0, i < v.num, j >= 0, j < v.num, i != j,
-                                   _overlap(li, li + v.size, lj, lj + v.size)], explain, v.src))
+        checks.append(Check(what, [*q.in_range(i, v.num), *q.in_range(j, v.num), i != j,
+                                   _overlap(li, add(li, v.size), lj, add(lj, v.size))], explain, v.src))
     return out + [Batch("P2", alloc, checks)]
 
 
@@ -478,8 +486,8 @@ def _pair_check(prop, alloc, a, b, q, what, when_cons, when, src="", fix=None):
         return Verdict(prop, alloc.name, VIOLATION if exact else UNKNOWN, what, detail, b.src or a.src, fix or FIX[prop],
                        data={"views": [a.name, b.name], "indices": [ii, jj],
                              "ranges": [[sa, sa + a.size], [sb, sb + b.size]]})
-    return Check(what, [i >= 0, i < a.num, j >= 0, j < b.num, when_cons,
-                        _overlap(la, la + a.size, lb, lb + b.size)], explain, b.src or a.src)
+    return Check(what, [*q.in_range(i, a.num), *q.in_range(j, b.num), when_cons,
+                        _overlap(la, add(la, a.size), lb, add(lb, b.size))], explain, b.src or a.src)
 
 
 # ---------------------------------------------------------------------------------------------- P8
@@ -530,9 +538,9 @@ def p8_borrows(kernel, alloc, q: Query) -> list:
                                    b.src, FIX["P8"])
                 checks.append(Check(what, same_buffer, explain, b.src))
                 continue
-            ra = a.rel if z3.is_expr(a.rel) else z3.IntVal(a.rel, ctx)
-            rb = b.rel if z3.is_expr(b.rel) else z3.IntVal(b.rel, ctx)
-            cons = same_buffer + [_overlap(ra, ra + a.extent, rb, rb + b.extent)]
+            ra = a.rel if z3.is_expr(a.rel) else num(a.rel, ctx)
+            rb = b.rel if z3.is_expr(b.rel) else num(b.rel, ctx)
+            cons = same_buffer + [_overlap(ra, add(ra, a.extent), rb, add(rb, b.extent))]
 
             def explain(m, a=a, b=b, ra=ra, rb=rb, what=what):
                 sa, sb = _ev(m, ra), _ev(m, rb)
@@ -567,7 +575,7 @@ def p5_index(kernel, alloc, q: Query) -> list:
         else:
             term, n, text, kind = s.index, s.bound, s.text, "index"
         what = f"{s.name}: {kind} {text} in [0, {n}) at {s.src}"
-        checks.append(Check(what, [s.cond, _nary(z3.Z3_mk_or, [term < 0, term >= n], ctx)],
+        checks.append(Check(what, [s.cond, _nary(z3.Z3_mk_or, [lt(term, 0), ge(term, n)], ctx)],
                             lambda m, s=s, term=term, n=n, text=text, kind=kind, what=what:
                             _p5_range(kernel, alloc, q, s, term, n, text, kind, what, m), s.src))
         if tlx is not None:
@@ -628,12 +636,12 @@ def _p5_rewrite(s, tlx, q, what):
         key = (id(s.view), s.rewrite.get_id())  # Z3 shares identical terms: one lemma per view and rewrite
         if key in q.lemmas:
             return q.lemmas[key]
-        logical, index = z3.Int(LOGICAL_X, ctx), s.rewrite
-        cons = [logical >= 0, logical < tlx.num, index != q.phys(s.view, logical)]
+        logical, index = int_var(LOGICAL_X, ctx), s.rewrite
+        cons = [*q.in_range(logical, tlx.num), index != q.phys(s.view, logical)]
         check = f"{s.view.name}: the IR's index rewrite is tlx.view's ({layout}) for every logical index"
     else:
         key, logical, index = None, s.logical, s.index
-        cons = [s.cond, logical >= 0, logical < tlx.num, index != q.phys(s.view, logical)]
+        cons = [s.cond, *q.in_range(logical, tlx.num), index != q.phys(s.view, logical)]
         check = what + f"; the rewrite matches tlx.view ({layout})"
     who = s.logical_text.split(" = ")[0] if " = " in s.logical_text else s.logical_text
 
