@@ -92,7 +92,7 @@ def measure(build, repeat: int) -> dict:
         hook.uninstall()
         off, unshared = _compile(compiled)
         no_baseline = _no_baseline(unshared)
-        rows.append({"on": on, "off": off, "to_upstream": rt["tags_ms"] + rt["to_upstream_ms"] + rt["locations_ms"],
+        rows.append({"on": on, "off": off, "to_upstream": rt["tags_ms"] + rt["to_upstream_ms"],
                      "to_triton": rt["to_triton_ms"], "passes": rt["lower_ms"],
                      "proof": rt["proof_ms"] - rt["p7_ms"], "p7": rt["p7_ms"], "wait": rt["wait_ms"],
                      "work": rt["work_ms"], "work_share": 100 * rt["work_ms"] / on,

@@ -135,8 +135,8 @@ def check_capacity(metadata, target, src=None):
 
 def has_tags(triton_module) -> bool:
     """Does any op carry a tlx tag? The frontend's record of specs on the module (contract 1) answers at
-    once; without it (tags written by hand) a string search over the printout, which costs a whole custom
-    printout (16 ms for blackwell_attention) that `bridge.to_upstream` then makes again with locations."""
+    once; without it (tags written by hand) a string search over the custom printout (16 ms for
+    blackwell_attention), made only for kernels that carry no such record."""
     if triton_module.get_operation().get_str_attr(FACTS_ATTR) is not None:
         return True
     return _TAG.search(triton_module.str_nodebug()) is not None

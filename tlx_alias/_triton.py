@@ -4,13 +4,10 @@ Compiler side:
 - the stages hook knob (`knobs.runtime.add_stages_inspection_hook`) and the stage the plugin wraps (`ttgir`).
   From 3.7 Triton also calls the hook with no arguments and keys its disk and in-process caches on the
   `(key, hash)` it returns; 3.6 does not, so there the compile-cache key function is patched instead;
-- the generic printout: Triton's Python API prints modules only in custom assembly. Its pass manager writes
-  a "reproducer" file when `TRITON_REPRODUCER_PATH` is set (`pass_manager.run(mod, tag)` writes
-  `<path>.<tag>.repro.mlir`). MLIR prints a module that fails verification in generic form, so we add an
-  empty second block to the module region for the moment (a `builtin.module` may have only one), run an
-  EMPTY pass manager, read the file and erase the block. Nothing runs over the module. No Triton release
-  offers another way out in generic form (checked 3.6-3.9), so the environment variable and file
-  descriptor 2 are borrowed for the ~1 ms this takes, under a lock;
+- the generic printout: Triton's Python API prints modules only in custom assembly (`module.str()`, with
+  locations). MLIR prints a module that fails verification in generic form, so `print_generic` adds an
+  empty second block to the module region for the moment of printing (a `builtin.module` may have only
+  one) and erases it. No Triton release offers generic form otherwise (checked 3.6-3.9);
 - parsing text back: `ir.parse_mlir_module(path, context)` (a path only), from an anonymous in-memory
   file (Linux), else a private temporary file that is removed at once;
 - what the lowering may emit: an SMEM backing allocation is `[G, P] x i8` with a rank-1 shared layout, so
@@ -25,7 +22,6 @@ Gluon side (the frontend and kernels call these instead of the renamed builtins)
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import hashlib
 import importlib
@@ -34,7 +30,6 @@ import os
 import re
 import sys
 import tempfile
-import threading
 
 import triton
 from triton import knobs
@@ -54,14 +49,8 @@ SUBSLICE_ANY_SHAPE = VERSION >= (3, 9, 0)        # memdesc_subslice of a [G, P] 
 
 STAGE = "ttgir"            # the plugin runs right after this stage (before `llir` assigns offsets)
 CAPACITY_STAGE = "llir"    # after it, metadata has "shared" and "tmem_size" (every buffer placed)
-# Ops that Triton's custom printers leave out (implicit terminators, the op holding warp_specialize's
-# partition regions): only the generic form lists them.
-CUSTOM_FORM_HIDDEN_OPS = frozenset({"scf.yield", "ttg.warp_specialize.partitions", "ttg.warp_yield",
-                                    "ttg.warp_return"})
-_REPRO_ENV = "TRITON_REPRODUCER_PATH"
 _EXTRA_BLOCK = "\n^bb1:  // no predecessors\n"
 
-_lock = threading.RLock()
 
 
 @contextlib.contextmanager
@@ -137,56 +126,24 @@ def unpatch_cache_key():
 # ---------------------------------------------------------------------------- generic printout / parse
 
 def print_generic(module) -> str:
-    """The whole module in generic form, alias definitions on top, no locations.
+    """The whole module in generic form, with its locations and the alias definitions on top.
 
-    The module is unchanged afterwards (the temporary block is erased; no pass runs); no file is left.
+    Triton's Python API prints custom assembly only (`module.str()`, debug info on). MLIR's printer prints
+    an op that fails verification in generic form instead (custom printers may assume a valid op), so an
+    empty second block is added to the module region (a `builtin.module` has one) while `str()` prints, and
+    erased after: the module is unchanged, nothing runs over it, nothing is written anywhere, and the
+    verifier's complaint goes to a handler the printer scopes to this thread (checked on 3.6-3.9).
     """
-    with _lock, _private_files(2, ".tlx.repro.mlir") as (base, out):
-        _borrowed_paths.append(base)
-        saved = os.environ.get(_REPRO_ENV)
-        block = ir.builder(module.context).create_block_with_parent(module.get_region(0), [])
-        try:
-            os.environ[_REPRO_ENV] = base
-            with captured_stderr():
-                ir.pass_manager(module.context).run(module, "tlx")
-        finally:
-            block.erase()
-            if saved is None:
-                os.environ.pop(_REPRO_ENV, None)
-            else:
-                os.environ[_REPRO_ENV] = saved
-        with open(out) as f:
-            text = f.read()
-    # Drop the temporary block (the module region's last block, at column 0) and the pipeline description.
+    block = ir.builder(module.context).create_block_with_parent(module.get_region(0), [])
+    try:
+        text = module.str()
+    finally:
+        block.erase()
     at = text.rfind(_EXTRA_BLOCK)
     if at < 0 or not text.lstrip().startswith(("#", "!", '"builtin.module"')):
-        raise RuntimeError("tlx-alias: Triton's reproducer did not print the module in generic form "
+        raise RuntimeError("tlx-alias: Triton did not print the module in generic form "
                            f"(triton {triton.__version__}); first line: {text[:200]!r}")
-    text = text[:at + 1] + text[at + len(_EXTRA_BLOCK):]
-    cut = text.find("\n{-#\n  external_resources: {\n    mlir_reproducer:")
-    if cut >= 0:
-        text = text[:cut + 1]
-    return text
-
-
-_borrowed_paths: list = []
-"""Every path `print_generic` lent to TRITON_REPRODUCER_PATH in this process. A compile running in another
-thread during that millisecond reads the variable too, and its pass managers then write
-`<path>.<pipeline>.repro.mlir` later, when nothing here is waiting for it: removed at exit."""
-
-
-@atexit.register
-def _remove_borrowed_reproducers():
-    """One listing per folder, not one per lent path (a long autotuning session lends thousands)."""
-    lent: dict = {}
-    for base in _borrowed_paths:   # mkstemp's names have no dot: `<name>.<pipeline>.repro.mlir` is ours
-        lent.setdefault(os.path.dirname(base), set()).add(os.path.basename(base))
-    for folder, names in lent.items():
-        with contextlib.suppress(OSError):
-            for entry in os.listdir(folder):
-                if entry.endswith(".repro.mlir") and entry.split(".", 1)[0] in names:
-                    with contextlib.suppress(OSError):
-                        os.unlink(os.path.join(folder, entry))
+    return text[:at + 1] + text[at + len(_EXTRA_BLOCK):]
 
 
 @contextlib.contextmanager

@@ -90,7 +90,6 @@ def main(argv=None) -> int:
             _say(f"tlx-verify: error: {msg}", sys.stderr)
             results.append((path, UNREADABLE, msg))
             continue
-        report.notes[:0] = loaded.notes
         reports.append(report)
         status = VIOLATION if report.violations else UNPROVEN if report.unknowns else SAFE
         results.append((path, status, report))

@@ -2,7 +2,7 @@
 
 `load(path) -> Loaded(module, aliases)`. Custom-form Triton text is parsed by Triton itself
 (`triton._C.libtriton.ir.parse_mlir_module`, all dialects loaded) and bridged with
-`tlx_alias.bridge.to_upstream` (the plugin's own bridge: generic text, locations restored).
+`tlx_alias.bridge.to_upstream` (the plugin's own bridge: generic text with locations).
 Anything unreadable (not UTF-8, not parsable, no `tt.func`) raises `InputError` (CLI exit code 2) whose
 message starts with the user's file, and line:col where the parser stopped. IR that parses but that its
 dialects' verifiers would reject (`verify.wellformed.MalformedIR`, met while proving) becomes an InputError at
@@ -15,7 +15,7 @@ import re
 import signal
 import tempfile
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tlx_alias._mlir import ir, new_context
 from tlx_alias.memdesc import parse_aliases
@@ -42,8 +42,7 @@ class Loaded:
     module: object
     aliases: dict
     path: str
-    how: str                       # "generic", "bridge", "fallback"
-    notes: list = field(default_factory=list)
+    how: str                       # "generic", "bridge"
     context: object = None         # keep the upstream context alive with the module
     text: str = ""                 # the input as read (to find an op's line:col in it)
 
@@ -105,13 +104,11 @@ def load_triton(text: str, path: str = "<text>") -> Loaded:
         raise _parse_error(path, "Triton IR", *first, (f'"{path}"',))
     try:
         from tlx_alias.bridge import to_upstream   # (imports triton: only for Triton-form input)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            module, aliases = to_upstream(tmod)
+        module, aliases = to_upstream(tmod)
     except Exception as exc:
         raise InputError(f"{path}: Triton -> upstream bridge failed: {type(exc).__name__}: {_first_line(exc)}"
                          ) from None
-    return Loaded(module, dict(aliases), path, "bridge", [str(w.message) for w in caught], module.context)
+    return Loaded(module, dict(aliases), path, "bridge", module.context)
 
 
 def parser_dies_on(text: str) -> str | None:

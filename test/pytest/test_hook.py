@@ -128,7 +128,6 @@ def test_tagged_kernel_goes_through_the_pipeline(calls):
     assert list(aliases) == ["#blocked", "#shared", "#smem"]
     # the identity pipeline round trip changes nothing Triton emits, line info included
     assert on.asm["ptx"] == off.asm["ptx"] and on.asm["cubin"] == off.asm["cubin"]
-    assert hook.last_round_trip["locations"] == "ok"
     assert hook.last_round_trip["total_ms"] > 0
 
 
@@ -188,7 +187,8 @@ def test_no_double_wrap_when_another_hook_chains_on_top_of_ours(calls):
 
 
 def test_concurrent_compiles(calls, monkeypatch):
-    """The reproducer trick sets a process-wide variable for a moment: compiles from threads stay correct.
+    """Compiles from four threads at once, each through the bridge (the generic printout adds a block to its
+    own module for a moment; the parse borrows file descriptor 2): each gets the kernel of a lone compile.
 
     (CPython 3.11's AST constructor is not thread-safe — "AST constructor recursion depth mismatch", seen
     here in Triton's own source parsing — so the parse of the kernel source is serialized; the plugin's
@@ -207,30 +207,7 @@ def test_concurrent_compiles(calls, monkeypatch):
     with ThreadPoolExecutor(4) as pool:
         outs = list(pool.map(lambda _: compile_(k_tagged).asm["ptx"], range(4)))
     assert outs == [ref] * 4 and len(calls) == 4
-    assert "TRITON_REPRODUCER_PATH" not in os.environ
 
-
-def test_a_reproducer_another_thread_writes_to_the_borrowed_path_is_removed_at_exit(calls):
-    """A compile in another thread may read TRITON_REPRODUCER_PATH while the bridge has lent it, and write
-    `<path>.<pipeline>.repro.mlir` later (seen: `.gluon_to_ttgir.repro.mlir` left in /tmp after the test
-    above): the exit handler removes what was written next to every lent path, and nothing else."""
-    from tlx_alias import _triton
-    hook.install()
-    compile_(k_tagged)   # the bridge lends a path
-    base = _triton._borrowed_paths[-1]
-    stray = base + ".gluon_to_ttgir.repro.mlir"
-    others = (base + "-not-ours.mlir", base + "0.gluon_to_ttgir.repro.mlir")   # another name, our prefix
-    for path in (stray,) + others:
-        open(path, "w").close()
-    try:
-        _triton._remove_borrowed_reproducers()
-        assert not os.path.exists(stray) and all(os.path.exists(p) for p in others)
-    finally:
-        for path in others:
-            os.unlink(path)
-
-
-# ---------------------------------------------------------------------------------------------- errors
 
 def test_tlx_alias_error_surfaces_from_triton_compile(monkeypatch):
     def fail(module, aliases, target=None):
