@@ -49,7 +49,8 @@ from .encode import _attr_int, _attr_ints, _attr_str, loc_info
 from .execute import EVAL, Bindings, _op, _width, constant_value
 from .props import PROVEN, UNKNOWN, VIOLATION, Verdict
 
-RUNS = (256, 384, 7)         # every integer kernel argument takes this value, one run each (7: odd ring residues)
+RUNS = (256, 384, 7, 6, 5)   # every integer kernel argument takes this value, one run each (7, 6, 5: a loop run
+                             # `n` times ends on every slot of a ring of 2, 3 or 4; small runs cost little)
 MAX_STEPS = 20_000           # ops executed per run (a run over it is retried with the arguments / 4)
 GC_STEPS = 1_000             # ops between two passes of `Sim.forget`
 MIN_VALUE = 4                # ... down to this value

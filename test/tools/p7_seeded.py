@@ -5,6 +5,7 @@ Written in upstream's idioms (a TMA-load / wgmma ring whose epilogue tile borrow
 sm_90a / sm_100a. `BUG` (a constexpr string) selects the slip; "none" is the correct kernel:
 
     ring_epilogue  (Hopper)      drop_wgmma_wait, load_before_store_wait, read_before_wait, wrong_parity
+    ring_last_slot (Hopper)      drop_wgmma_wait (a race only when the loop's trip count is 2 modulo 4)
     s_p_alias      (Blackwell)   p_before_s_wait, wrong_parity
     s_p_ws         (Blackwell, warp-specialized)  arrive_early
 
@@ -77,6 +78,44 @@ def ring_epilogue(a_desc, b_desc, c_desc, x_ptr, n_tiles, k_tiles, BUG: gl.const
     for i in gl.static_range(2):
         mbarrier.invalidate(ready.index(i))
     gl.store(x_ptr + gl.arange(0, BM, layout=gl.SliceLayout(1, blocked)), peeked)
+
+
+# --- Hopper, one tile: a 4-stage A/B ring filled by TMA and read by async wgmma, one wgmma kept in flight; the
+# epilogue tile c_smem is ring slot 1 reinterpreted. drop_wgmma_wait leaves the last wgmma reading slot
+# (k_tiles - 1) % 4 while c_smem is written: a race only when that slot is 1, i.e. k_tiles % 4 == 2.
+@gluon.jit
+def ring_last_slot(a_desc, b_desc, x_ptr, k_tiles, BUG: gl.constexpr):
+    BM: gl.constexpr = a_desc.block_type.shape[0]
+    BK: gl.constexpr = a_desc.block_type.shape[1]
+    BN: gl.constexpr = b_desc.block_type.shape[1]
+    STAGES: gl.constexpr = 4
+    a_ring = gl.allocate_shared_memory(gl.bfloat16, [STAGES, BM, BK], a_desc.layout)
+    b_ring = gl.allocate_shared_memory(gl.bfloat16, [STAGES, BK, BN], b_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(STAGES):
+        mbarrier.init(ready.index(i), count=1)
+    c_smem = compat.reinterpret(a_ring.index(1), gl.float16, [BM, BK], a_desc.layout)   # a tile of fp16 on slot 1
+    mma_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                         instr_shape=[16, BN, 16])
+    acc = gl.zeros([BM, BN], gl.float32, mma_layout)
+    for k in range(k_tiles):
+        s = k % STAGES
+        mbarrier.expect(ready.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+        compat.tma_load(a_desc, [0, k * BK], ready.index(s), a_ring.index(s))
+        compat.tma_load(b_desc, [k * BK, 0], ready.index(s), b_ring.index(s))
+        mbarrier.wait(ready.index(s), (k // STAGES) & 1)
+        acc = warpgroup_mma(a_ring.index(s), b_ring.index(s), acc, is_async=True)
+        acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc, ))
+    if BUG == "drop_wgmma_wait":
+        acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc, ))   # the last wgmma still reads its slot
+    else:
+        acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+    c_smem.store(acc.to(gl.float16))
+    blocked: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    out = c_smem.load(blocked).to(gl.float32)
+    for i in gl.static_range(STAGES):
+        mbarrier.invalidate(ready.index(i))
+    gl.store(x_ptr + gl.arange(0, BM, layout=gl.SliceLayout(1, blocked)), gl.sum(out, 1))
 
 
 @gluon.jit
@@ -204,6 +243,8 @@ _RING_SIG = {"a_desc": _desc([128, 64]), "b_desc": _desc([64, 64]), "c_desc": _d
 KERNELS = {  # name: (fn, signature, capability, bug classes)
     "ring_epilogue": (ring_epilogue, _RING_SIG, 90,
                       ("none", "drop_wgmma_wait", "load_before_store_wait", "read_before_wait", "wrong_parity")),
+    "ring_last_slot": (ring_last_slot, {k: v for k, v in _RING_SIG.items() if k not in ("c_desc", "n_tiles")}, 90,
+                       ("none", "drop_wgmma_wait")),
     "s_p_alias": (s_p_alias, {"x_ptr": "*fp32", "n_iter": "i32"}, 100, ("none", "p_before_s_wait", "wrong_parity")),
     "s_p_ws": (s_p_ws, {"x_ptr": "*fp32", "n_iter": "i32"}, 100, ("none", "arrive_early")),
 }
