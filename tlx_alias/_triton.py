@@ -147,35 +147,6 @@ def print_generic(module) -> str:
 
 
 @contextlib.contextmanager
-def _private_files(n: int, suffix: str, prefix: str = "tlx-alias-"):
-    """Paths of `n` new empty files only this process may write: `base` (made by mkstemp) and, for n = 2,
-    `base + suffix` (made with O_EXCL, so nobody can have put a link there), both removed on exit.
-
-    Not a temporary directory per call: creating and removing a directory cost 2-5 ms on the lent machine
-    (twice per compile), a file 0.1 ms.
-    """
-    paths = []
-    try:
-        while len(paths) < n:
-            if not paths:
-                fd, path = tempfile.mkstemp(prefix=prefix, suffix="" if n > 1 else suffix)
-            else:
-                try:
-                    path = paths[0] + suffix
-                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                except FileExistsError:  # someone else's file at the derived name: start again
-                    os.unlink(paths.pop())
-                    continue
-            os.close(fd)
-            paths.append(path)
-        yield tuple(paths)
-    finally:
-        for path in paths:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-
-
-@contextlib.contextmanager
 def _text_at_a_path(text: str):
     """A path Triton's parser can read `text` from: an anonymous in-memory file (Linux `memfd_create`, read
     through /proc/self/fd: nothing is created in a directory, 0.2 ms less per parse than a file in /tmp on
@@ -192,10 +163,14 @@ def _text_at_a_path(text: str):
         finally:
             os.close(fd)
         return
-    with _private_files(1, ".mlir", PARSE_FILE_PREFIX) as (path,):
-        with open(path, "w", encoding="utf-8") as f:
+    fd, path = tempfile.mkstemp(prefix=PARSE_FILE_PREFIX, suffix=".mlir")   # only this process may write it
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         yield path
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
 
 
 def parse(text: str, context, name: str = "<lowered module>"):
