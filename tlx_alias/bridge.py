@@ -12,20 +12,18 @@ Back into Triton (`to_triton`): generic text with `loc(...)`, with the alias def
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 import time
 
 from tlx_alias import _triton
 from tlx_alias._mlir import ir, new_context
+from tlx_alias.memdesc import parse_aliases
 
 __all__ = ["BridgeError", "to_upstream", "to_triton", "last_stats"]
 
 last_stats: dict = {}
 """Figures of the latest call: to_upstream_ms, to_triton_ms, bytes (of the generic printout)."""
 
-_ALIAS_DEF = re.compile(r"^([#!][A-Za-z_][\w$.-]*) = (.+)$")
-_LOC_DEF = re.compile(r"^#loc\d* = loc\(")
 _ELIDED = "__elided__"
 
 
@@ -44,13 +42,7 @@ def to_upstream(triton_module, context=None):
     if _ELIDED in text:
         raise BridgeError("Triton's generic printout elided a large constant (dense_resource<__elided__>); "
                           "refusing to hand a truncated module back to Triton")
-    aliases = {}
-    for line in text.splitlines():
-        m = _ALIAS_DEF.match(line)
-        if not m:
-            break
-        if not _LOC_DEF.match(line):
-            aliases[m.group(1)] = m.group(2)
+    aliases = parse_aliases(text)
     try:
         module = ir.Module.parse(text, context or new_context())
     except Exception as exc:

@@ -222,12 +222,26 @@ def parse_memdesc(type_text: str, aliases: dict | None = None) -> MemDesc | None
     return md
 
 
+_ALIAS_DEF = re.compile(r"([#!][\w.$-]+)\s*=\s*(.+?)\s*")
+_LOC_ALIAS = re.compile(r"#loc\d*")
+
+
 def parse_aliases(text: str) -> dict:
-    """Alias definitions (`#name = ...` / `!name = ...` at line start) of an MLIR file, `#loc` ones excluded."""
+    """Alias definitions (`#name = ...` / `!name = ...` at line start) of an MLIR file, `#loc` ones excluded.
+
+    Read from the top up to the first other line (blank and `//` lines skipped): an attribute or type alias
+    is defined before its first use, so none can follow the module; only location aliases may (Triton's
+    printouts put theirs at the end), and those are not wanted. Reading on would cost a scan of the whole
+    printout on every compile (`bridge.to_upstream`)."""
     out = {}
-    for m in re.finditer(r"^([#!][\w.$-]+)\s*=\s*(.+?)\s*$", text, re.M):
+    for line in text.splitlines():
+        m = _ALIAS_DEF.fullmatch(line)
+        if m is None:
+            if not line.strip() or line.lstrip().startswith("//"):
+                continue
+            break
         name, body = m.group(1), m.group(2)
-        if not re.fullmatch(r"#loc\d*", name) and not body.startswith("loc("):
+        if not _LOC_ALIAS.fullmatch(name) and not body.startswith("loc("):
             out[name] = body
     return out
 
