@@ -390,17 +390,15 @@ _TRANSPARENT = {"arith.extsi", "arith.trunci", "arith.index_cast", "arith.index_
 
 class _Candidate:
     """One interval invariant of one carried integer, `t >= 0` (upper None) or `t < upper`, its terms built
-    once and through Z3's C API (building a term through the Python operators costs more than checking it):
-    on the carried value, its entry value, its next value and the loop's result."""
+    once (`ge` / `lt`: building a term through the Python operators costs more than checking it): on the
+    carried value, its entry value, its next value and the loop's result."""
     __slots__ = ("x", "upper", "holds", "at_entry", "after_step", "of_result")
 
-    def __init__(self, x, result, init, after, upper, ctx):
+    def __init__(self, x, result, init, after, upper):
         self.x, self.upper = x, upper
-        bound = num(0 if upper is None else upper, ctx).as_ast()
-        make = z3.Z3_mk_ge if upper is None else z3.Z3_mk_lt
 
         def term(t):
-            return z3.BoolRef(make(ctx.ref(), t.as_ast(), bound), ctx)
+            return ge(t, 0) if upper is None else lt(t, upper)
         self.holds, self.at_entry, self.after_step = term(x), term(init), term(after)
         self.of_result = term(result) if result is not None else None
 
@@ -686,9 +684,9 @@ class Encoder:
             bounds = self._constants_under(y, body) or {1, 2}
             if not guard and (_grows(x, next_t) or self._grows_in_inner_loop(self._carried_arg[x.get_id()], y)):
                 bounds = ()   # `x + c` each iteration: x = b - 1 refutes any `x < b`
-            cands.append(_Candidate(x, r, init_t, next_t, None, self.ctx))
+            cands.append(_Candidate(x, r, init_t, next_t, None))
             for b in sorted(bounds):
-                cands.append(_Candidate(x, r, init_t, next_t, b, self.ctx))
+                cands.append(_Candidate(x, r, init_t, next_t, b))
         # Per group of counters whose updates read only each other (a ring index and its phase; `_groups`: each
         # closed under "its update reads"), with a premise on that group alone: an enclosing loop can then use
         # one counter's bounds without proving every other carried value's at entry. A group's candidates are
