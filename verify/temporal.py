@@ -49,8 +49,10 @@ from .encode import _attr_int, _attr_ints, _attr_str, loc_info
 from .execute import EVAL, Bindings, _op, _width, constant_value
 from .props import PROVEN, UNKNOWN, VIOLATION, Verdict
 
-RUNS = (256, 384, 7, 6, 5)   # every integer kernel argument takes this value, one run each (7, 6, 5: a loop run
-                             # `n` times ends on every slot of a ring of 2, 3 or 4; small runs cost little)
+# Every integer kernel argument takes each value in turn, one run each. A loop run `n` times (7, 6, 5, 256) or
+# over cdiv(n, 64) blocks (1, 2, 3, 4, 6) then ends on every slot of a ring of 2, 3 or 4 (over blocks of 32 or
+# 128: of 2 or 3); 384 gives floor(n / 128) = 3 blocks (blackwell_attention's key blocks). Small runs cost little.
+RUNS = (256, 384, 192, 128, 7, 6, 5)
 MAX_STEPS = 20_000           # ops executed per run (a run over it is retried with the arguments / 4)
 GC_STEPS = 1_000             # ops between two passes of `Sim.forget`
 MIN_VALUE = 4                # ... down to this value
@@ -77,8 +79,9 @@ class Stop(Exception):
 
 
 class Deadlock(Stop):
-    """Every thread waits: these argument values are outside the kernel's domain (e.g. fewer loop trips than
-    its prologue assumes); the run shows nothing about time, and is reported as skipped."""
+    """Every thread waits. Below every run that completed, these argument values are outside the kernel's
+    domain (e.g. fewer loop trips than its prologue assumes): the run is reported as skipped; above one, the
+    kernel hangs where it should run, and P7 cannot prove."""
 
 
 class Budget(Stop):
@@ -1035,6 +1038,7 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
             sims.append(sim)
     if stopped is None and not sims and hung:
         stopped = hung[0]
+    hung_above = [h for h in hung if sims and h[0] > min(s.arg_value for s in sims)]   # not a small-domain hang
     out = []
     if stopped is not None:
         value, why, sim = stopped
@@ -1074,6 +1078,18 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
             tenants.update(hs.tenants.get(a.name, {}))
         if len(tenants) < 2:
             continue
+        if hung_above:
+            # a kernel's domain is "arguments large enough" (fewer blocks than its prologue assumes hang it): a
+            # deadlock at a value above one that completed is the kernel hanging where it should run
+            value, why, _ = hung_above[0]
+            smaller = min(s.arg_value for s in sims)
+            out.append(Verdict("P7", a.name, UNKNOWN, "accesses to shared bytes ordered by the kernel's "
+                               "synchronization", f"the bounded run with integer arguments = {value} deadlocked, "
+                               f"while the run with {smaller} completed (not an argument too small for the kernel): "
+                               f"{why}", a.src,
+                               "check the barrier each wait observes (its index and phase): the kernel hangs for "
+                               "these arguments"))
+            continue
         checked = sum(sim.checked.get(a.name, 0) for sim in sims)
         if hung and not checked:
             # the runs that completed ordered nothing here, and the others hung: nothing was shown (a wait on a
@@ -1089,7 +1105,8 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
         names = ", ".join(sorted(set(tenants.values())))
         note = f"; {', '.join(map(str, shrunk))} exceeded the run budget" if shrunk else ""
         note += f"; {', '.join(map(str, skipped))} not run (not below one that did)" if skipped else ""
-        note += f"; {', '.join(str(h[0]) for h in hung)} deadlocked (outside the kernel's domain)" if hung else ""
+        note += f"; {', '.join(str(h[0]) for h in hung)} deadlocked (below every run that completed: outside the " \
+            "kernel's domain)" if hung else ""
         out.append(Verdict("P7", a.name, PROVEN,
                            f"{checked} overlapping accesses of {names} ordered on {len(sims)} bounded runs "
                            f"(integer arguments = {', '.join(str(s.arg_value) for s in sims)}{note})"))

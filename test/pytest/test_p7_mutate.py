@@ -41,6 +41,20 @@ def test_oracle_flags_seeded_bug(kernel, bug, ops):
     assert v.witness[h][-1].startswith(f"  -> {h.second[0]} at {h.second[1]} starts while")
 
 
+def test_oracle_confirms_a_race_only_some_block_counts_reach():
+    """ring_block_slot's slip is a race with three blocks of K (192), none with one, two or four (its correct
+    variant is safe at 192): what P7's run of 192 reports is real, and runs without it could not see it."""
+    bad = _ttgir("ring_block_slot", "drop_wgmma_wait")
+    v = p7_oracle.judge(bad, (192,))
+    assert v.complete and v.cross, v.summary()
+    assert {(h.first[0], h.second[0]) for h in v.cross} == {("ttng.warp_group_dot", "ttg.local_store")}
+    for value in (7, 128, 256):
+        v = p7_oracle.judge(bad, (value,))
+        assert v.complete and not v.cross, (value, v.summary())
+    v = p7_oracle.judge(_ttgir("ring_block_slot", "none"), (192,))
+    assert v.complete and not v.hazards and not v.hang, v.summary()
+
+
 @pytest.mark.parametrize("kernel", ["s_p_alias", "ring_epilogue", "s_p_ws"])
 def test_oracle_passes_correct_kernel(kernel):
     """The correct variant: every interleaving explored, no hazard, no hang."""

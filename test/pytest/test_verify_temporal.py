@@ -29,6 +29,13 @@ SEEDED = {
     # == 2, which no run of 256, 384 or 7 reaches (P7 said "proven" before the runs of 6 and 5)
     ("ring_last_slot", "none"): None,
     ("ring_last_slot", "drop_wgmma_wait"): ("ttng.warp_group_dot", "ttg.local_store"),
+    # the same over cdiv(K, 64) blocks with the epilogue on slot 2: a race only for cdiv(K, 64) % 4 == 3, which
+    # no run of 256, 384, 7, 6 or 5 reaches (4, 6 and 1 blocks: P7 said "proven" before the runs of 192 and 128)
+    ("ring_block_slot", "none"): None,
+    ("ring_block_slot", "drop_wgmma_wait"): ("ttng.warp_group_dot", "ttg.local_store"),
+    # one block (the runs of 7, 6, 5) completes, two or more hang: "cannot prove" (it said "proven", the hangs
+    # taken for arguments outside the kernel's domain)
+    ("ring_block_slot", "wait_slot_0"): "cannot prove",
     ("s_p_alias", "none"): None,
     ("s_p_alias", "p_before_s_wait"): ("ttng.tc_gen5_mma", "ttng.tmem_store"),
     ("s_p_alias", "wrong_parity"): ("ttng.tc_gen5_mma", "ttng.tmem_store"),
@@ -73,6 +80,9 @@ def test_seeded(kernel, bug, capfd):
     if want is None or want == "missed":
         assert all(v.status == "proven" for v in p7), report.text()
         return
+    if want == "cannot prove":
+        assert all(v.status == "cannot prove" and "deadlocked" in v.detail for v in p7), report.text()
+        return
     bad = [v for v in p7 if v.status == "violation"]
     assert bad, report.text()
     v = bad[0]
@@ -84,11 +94,34 @@ def test_seeded(kernel, bug, capfd):
     assert v.fix and v.src == v.data["lines"][1]
 
 
-def test_a_race_only_some_trip_counts_reach_is_found_by_a_run_of_them():
-    """ring_last_slot's race needs k_tiles % 4 == 2: the run with every argument 6 shows it."""
-    report = _prove(_seeded("ring_last_slot", "drop_wgmma_wait"), "ring_last_slot-drop_wgmma_wait.ttgir")
+@pytest.mark.parametrize("kernel,value", [("ring_last_slot", 6), ("ring_block_slot", 192)])
+def test_a_race_only_some_trip_counts_reach_is_found_by_a_run_of_them(kernel, value):
+    """ring_last_slot's race needs k_tiles % 4 == 2: the run with every argument 6 shows it; ring_block_slot's
+    needs cdiv(K, 64) % 4 == 3: the run with 192 (three blocks of 64) shows it."""
+    report = _prove(_seeded(kernel, "drop_wgmma_wait"), f"{kernel}-drop_wgmma_wait.ttgir")
     bad = [v for v in report.verdicts if v.prop == "P7" and v.status == "violation"]
-    assert bad and bad[0].detail.endswith("(bounded run, integer arguments = 6)"), report.text()
+    assert bad and bad[0].detail.endswith(f"(bounded run, integer arguments = {value})"), report.text()
+
+
+def test_a_deadlock_above_a_run_that_completed_is_not_the_kernels_domain():
+    """Hangs only below every run that completed are read as arguments too small for the kernel (fewer blocks
+    than a prologue assumes); a hang at 256 after the run of 5 completed is the kernel's, and P7 says so."""
+    report = _prove(_seeded("ring_block_slot", "wait_slot_0"), "ring_block_slot-wait_slot_0.ttgir")
+    v = next(v for v in report.verdicts if v.prop == "P7")
+    assert v.status == "cannot prove", report.text()
+    assert v.detail.startswith("the bounded run with integer arguments = 256 deadlocked, while the run with 5 "
+                               "completed"), v.detail
+    assert re.search(r"p7_seeded\.py:\d+", v.detail), v.detail   # the hung wait's kernel line
+    ok = _prove(_seeded("ring_block_slot", "none"), "ring_block_slot-none.ttgir")
+    assert all(v.status == "proven" for v in ok.verdicts if v.prop == "P7"), ok.text()
+
+
+@pytest.mark.parametrize("block,rings", [(64, (2, 3, 4)), (32, (2, 3)), (128, (2, 3))])
+def test_block_count_loops_end_on_every_slot_of_a_ring(block, rings):
+    """A loop over the cdiv(n, block) blocks of an argument n, as in upstream's GEMMs, ends on every slot of
+    a ring of these depths over P7's runs (the trip counts take every residue)."""
+    for depth in rings:
+        assert {-(-v // block) % depth for v in temporal.RUNS} == set(range(depth)), (block, depth, temporal.RUNS)
 
 
 def test_seeded_cross_partition_names_both_partitions():

@@ -6,6 +6,9 @@ sm_90a / sm_100a. `BUG` (a constexpr string) selects the slip; "none" is the cor
 
     ring_epilogue  (Hopper)      drop_wgmma_wait, load_before_store_wait, read_before_wait, wrong_parity
     ring_last_slot (Hopper)      drop_wgmma_wait (a race only when the loop's trip count is 2 modulo 4)
+    ring_block_slot (Hopper)     drop_wgmma_wait (the loop runs cdiv(K, 64) times: a race only for 3 modulo 4),
+                                 wait_slot_0 (every block waits on slot 0's barrier: one block runs, two hang;
+                                 the epilogue on slot 0)
     s_p_alias      (Blackwell)   p_before_s_wait, wrong_parity
     s_p_ws         (Blackwell, warp-specialized)  arrive_early
 
@@ -81,10 +84,10 @@ def ring_epilogue(a_desc, b_desc, c_desc, x_ptr, n_tiles, k_tiles, BUG: gl.const
 
 
 # --- Hopper, one tile: a 4-stage A/B ring filled by TMA and read by async wgmma, one wgmma kept in flight; the
-# epilogue tile c_smem is ring slot 1 reinterpreted. drop_wgmma_wait leaves the last wgmma reading slot
-# (k_tiles - 1) % 4 while c_smem is written: a race only when that slot is 1, i.e. k_tiles % 4 == 2.
+# epilogue tile c_smem is ring slot C_SLOT reinterpreted. drop_wgmma_wait leaves the last wgmma reading slot
+# (n_steps - 1) % 4 while c_smem is written: a race only when that slot is C_SLOT.
 @gluon.jit
-def ring_last_slot(a_desc, b_desc, x_ptr, k_tiles, BUG: gl.constexpr):
+def _ring_then_epilogue(a_desc, b_desc, x_ptr, n_steps, C_SLOT: gl.constexpr, BUG: gl.constexpr):
     BM: gl.constexpr = a_desc.block_type.shape[0]
     BK: gl.constexpr = a_desc.block_type.shape[1]
     BN: gl.constexpr = b_desc.block_type.shape[1]
@@ -94,16 +97,22 @@ def ring_last_slot(a_desc, b_desc, x_ptr, k_tiles, BUG: gl.constexpr):
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(ready.index(i), count=1)
-    c_smem = compat.reinterpret(a_ring.index(1), gl.float16, [BM, BK], a_desc.layout)   # a tile of fp16 on slot 1
+    if BUG == "wait_slot_0":   # the epilogue on slot 0, which one block uses: a run of one block checks the pair
+        c_smem = compat.reinterpret(a_ring.index(0), gl.float16, [BM, BK], a_desc.layout)
+    else:
+        c_smem = compat.reinterpret(a_ring.index(C_SLOT), gl.float16, [BM, BK], a_desc.layout)   # fp16 on one slot
     mma_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
                                                          instr_shape=[16, BN, 16])
     acc = gl.zeros([BM, BN], gl.float32, mma_layout)
-    for k in range(k_tiles):
+    for k in range(n_steps):
         s = k % STAGES
         mbarrier.expect(ready.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes)
         compat.tma_load(a_desc, [0, k * BK], ready.index(s), a_ring.index(s))
         compat.tma_load(b_desc, [k * BK, 0], ready.index(s), b_ring.index(s))
-        mbarrier.wait(ready.index(s), (k // STAGES) & 1)
+        if BUG == "wait_slot_0":
+            mbarrier.wait(ready.index(0), k & 1)   # right for one block; hangs on the second (slot 0's phase 1)
+        else:
+            mbarrier.wait(ready.index(s), (k // STAGES) & 1)
         acc = warpgroup_mma(a_ring.index(s), b_ring.index(s), acc, is_async=True)
         acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc, ))
     if BUG == "drop_wgmma_wait":
@@ -116,6 +125,18 @@ def ring_last_slot(a_desc, b_desc, x_ptr, k_tiles, BUG: gl.constexpr):
     for i in gl.static_range(STAGES):
         mbarrier.invalidate(ready.index(i))
     gl.store(x_ptr + gl.arange(0, BM, layout=gl.SliceLayout(1, blocked)), gl.sum(out, 1))
+
+
+# The loop runs k_tiles times, an argument: the race needs k_tiles % 4 == 2.
+@gluon.jit
+def ring_last_slot(a_desc, b_desc, x_ptr, k_tiles, BUG: gl.constexpr):
+    _ring_then_epilogue(a_desc, b_desc, x_ptr, k_tiles, 1, BUG)
+
+
+# The loop runs over the blocks of K, as upstream's GEMMs do: the race needs cdiv(K, 64) % 4 == 3.
+@gluon.jit
+def ring_block_slot(a_desc, b_desc, x_ptr, K, BUG: gl.constexpr):
+    _ring_then_epilogue(a_desc, b_desc, x_ptr, gl.cdiv(K, a_desc.block_type.shape[1]), 2, BUG)
 
 
 @gluon.jit
@@ -245,6 +266,8 @@ KERNELS = {  # name: (fn, signature, capability, bug classes)
                       ("none", "drop_wgmma_wait", "load_before_store_wait", "read_before_wait", "wrong_parity")),
     "ring_last_slot": (ring_last_slot, {k: v for k, v in _RING_SIG.items() if k not in ("c_desc", "n_tiles")}, 90,
                        ("none", "drop_wgmma_wait")),
+    "ring_block_slot": (ring_block_slot, {"a_desc": _RING_SIG["a_desc"], "b_desc": _RING_SIG["b_desc"],
+                                          "x_ptr": "*fp32", "K": "i32"}, 90, ("none", "drop_wgmma_wait", "wait_slot_0")),
     "s_p_alias": (s_p_alias, {"x_ptr": "*fp32", "n_iter": "i32"}, 100, ("none", "p_before_s_wait", "wrong_parity")),
     "s_p_ws": (s_p_ws, {"x_ptr": "*fp32", "n_iter": "i32"}, 100, ("none", "arrive_early")),
 }
