@@ -224,6 +224,26 @@ def test_runs_that_hang_prove_nothing():
     assert "deadlocked" in verdicts[0].detail and "p_ready" in verdicts[0].detail
 
 
+def _p7_on_runs(text, runs):
+    loaded = load_triton(text, "k.ttgir")
+    with loaded.context:
+        kernels = model.build(loaded.module, loaded.aliases, "k.ttgir")
+        return [v for k in kernels for v in temporal.p7_temporal(k, "k.ttgir", runs=runs)]
+
+
+def test_runs_that_never_reach_the_shared_bytes_prove_nothing():
+    """ring_block_slot's epilogue tile lies on ring slot 2. A run of one block (every argument 5) touches slot 0
+    and the tile, never the same bytes: "cannot prove" (it said "proven" on 0 overlapping accesses); the run of
+    192 (three blocks) reaches slot 2 and orders its pairs."""
+    text = _seeded("ring_block_slot", "none")
+    one_block = _p7_on_runs(text, (5,))
+    assert [v.status for v in one_block] == ["cannot prove"], [v.detail for v in one_block]
+    assert "never exercised" in one_block[0].detail and "integer arguments = 5" in one_block[0].detail
+    three_blocks = _p7_on_runs(text, (192,))
+    assert [v.status for v in three_blocks] == ["proven"], [v.detail for v in three_blocks]
+    assert not three_blocks[0].check.startswith("0 "), three_blocks[0].check
+
+
 def test_allocations_of_one_name_stay_apart():
     """Gluon names every mbarrier array a helper allocates after the helper's variable (upstream's attention
     example: 18 arrays, all `bar`). Merged by name, P7 counted three barriers' arrivals on one and deadlocked;
