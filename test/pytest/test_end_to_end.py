@@ -57,6 +57,14 @@ def test_two_views_share_one_allocation_on_hopper(tree):
     assert "tlx." not in re.sub(r'tlx\.(\w+) = ("[^"]*"|\{[^{}]*\})', "", ttgir).replace("tlx.index_rewrite", "")
 
 
+def test_views_that_only_read_shared_bytes_prove_p7(recwarn):
+    """two_views_kernel only reads: its views meet on the shared bytes, no pair needs ordering, and P7 proves it
+    (views that met only to read are not "the sharing was never exercised", which is "cannot prove")."""
+    compile_kernel(two_views_kernel, {"out_ptr": "*fp32"}, {"TREE": True})
+    p7 = [str(w.message) for w in recwarn if issubclass(w.category, TlxAliasWarning) and "P7" in str(w.message)]
+    assert not p7, p7
+
+
 def test_seed000_fa_tree_on_blackwell():
     """Hand calculation (BM=BN=128, S=2, NUM=2): qk 128 cols, p 128x64 bf16 packed = 32 cols,
     alpha/l/m 1 col. distinct = 2*32 + 3 = 67 <= 128 -> 128 cols per buffer index, 2 indices = 256."""

@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import p7_oracle  # noqa: E402
 
-VALUES = (3, 7, 128, 256, 384)  # every integer argument takes each value in turn (kept: small models, see domain);
-                                # P7's own runs: verify/temporal.py RUNS
+VALUES = (3, 7, 128, 192, 256, 384)  # every integer argument takes each value in turn (kept: small models, see domain);
+                                     # P7's own runs: verify/temporal.py RUNS
 ACCESS = ("ttg.local_load", "ttg.local_store", "ttng.tmem_load", "ttng.tmem_store", "ttng.warp_group_dot ",
           "ttng.tc_gen5_mma", "ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global")
 NAME = r"%[\w$.-]+(?:#\d+)?"
