@@ -379,7 +379,7 @@ def p2_self(kernel, alloc, q: Query) -> list:
 
 # ---------------------------------------------------------------------------------------------- P3 / P4
 
-def _relation(kernel, alloc, a, b):
+def reuse_relation(kernel, alloc, a, b):
     """(kind, src) of the lowest reuse group holding both TLX views, or (None, None)."""
     tree = kernel.tree.get(alloc.spec) if alloc.spec else None
     if tree is None and len(kernel.tree) == 1:
@@ -392,7 +392,7 @@ def _relation(kernel, alloc, a, b):
 def _stages(kernel, alloc, a, b, i, j):
     """(stage of a[i], stage of b[j], description) or (None, None, reason P3 does not apply)."""
     if a.tlx and b.tlx and not (a.no_tree and b.no_tree):
-        kind, _ = _relation(kernel, alloc, a, b)
+        kind, _ = reuse_relation(kernel, alloc, a, b)
         how = f"reuse tree: {kind}" if kind else "reuse tree"
         return i / a.tlx.group, j / b.tlx.group, f"logical groups i floordiv K ({how})"
     # A spec without a reuse tree places every view at offset 0 with its natural stride: the user declared
@@ -459,7 +459,7 @@ def p3_cross(kernel, alloc, q: Query) -> list:
 def p4_distinct(kernel, alloc, q: Query) -> list:
     checks, i, j = [], q.i, q.j
     for a, b in _pairs(alloc):
-        kind, src = _relation(kernel, alloc, a, b)
+        kind, src = reuse_relation(kernel, alloc, a, b)
         if kind == "distinct":
             what = f"{a.name} / {b.name} distinct siblings ({src}) disjoint at every index"
             checks.append(_pair_check("P4", alloc, a, b, q, what, i / a.tlx.group == j / b.tlx.group,

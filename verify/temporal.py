@@ -47,7 +47,7 @@ from tlx_alias.memdesc import parse_memdesc
 
 from .encode import _attr_int, _attr_ints, _attr_str, loc_info
 from .execute import EVAL, Bindings, _op, _width, constant_value
-from .props import PROVEN, UNKNOWN, VIOLATION, Verdict
+from .props import PROVEN, UNKNOWN, VIOLATION, Verdict, reuse_relation
 
 # Every integer kernel argument takes each value in turn, one run each. A loop run `n` times (7, 6, 5, 256) or
 # over cdiv(n, 64) blocks (1, 2, 3, 4, 6) then ends on every slot of a ring of 2, 3 or 4 (over blocks of 32 or
@@ -1007,18 +1007,16 @@ def _who(sim, x: Access) -> str:
 
 def _declares_sharing(kernel, alloc) -> bool:
     """Do two tenants of `alloc` share bytes by declaration? A hand-aliased buffer always (a reinterpret lies
-    on what it borrows); a TLX spec when two of its buffers meet in a `shared` group of its reuse tree, or it
-    has no tree (TLX's default: every buffer from offset 0). A spec whose tree is `distinct` throughout shares
-    nothing, and runs that order no pair of its accesses are what its proof of disjointness (P3-P5) predicts."""
+    on what it borrows); a TLX spec when two of its buffers meet in a group of its reuse tree that is not
+    `distinct`, or it has no tree (TLX's default: every buffer from offset 0). A spec whose tree is `distinct`
+    throughout shares nothing, and runs that order no pair of its accesses are what P3-P5 predict."""
     if not alloc.spec:
         return True
-    ids = sorted({v.alloc_id for v in alloc.views if v.alloc_id and not v.backing})
-    if any(v.no_tree for v in alloc.views):
-        return len(ids) > 1
-    tree = kernel.tree.get(alloc.spec)
-    if tree is None:
-        return True
-    return any(tree.relation(x, y)[0] != "distinct" for k, x in enumerate(ids) for y in ids[k + 1:])
+    views = [v for v in alloc.views if v.alloc_id and not v.backing]
+    if any(v.no_tree for v in views):
+        return len({v.alloc_id for v in views}) > 1
+    return any(reuse_relation(kernel, alloc, a, b)[0] != "distinct"
+               for k, a in enumerate(views) for b in views[k + 1:] if a.alloc_id != b.alloc_id)
 
 
 def p7_temporal(kernel, path=None, runs=None) -> list:
