@@ -1054,7 +1054,8 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
             sims.append(sim)
     if stopped is None and not sims and hung:
         stopped = hung[0]
-    hung_above = [h for h in hung if sims and h[0] > min(s.arg_value for s in sims)]   # not a small-domain hang
+    smallest = min((s.arg_value for s in sims), default=None)          # of the runs that completed
+    hung_above = [h for h in hung if smallest is not None and h[0] > smallest]   # not a small-domain hang
     out = []
     if stopped is not None:
         value, why, sim = stopped
@@ -1098,10 +1099,9 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
             # a kernel's domain is "arguments large enough" (fewer blocks than its prologue assumes hang it): a
             # deadlock at a value above one that completed is the kernel hanging where it should run
             value, why, _ = hung_above[0]
-            smaller = min(s.arg_value for s in sims)
             out.append(Verdict("P7", a.name, UNKNOWN, "accesses to shared bytes ordered by the kernel's "
                                "synchronization", f"the bounded run with integer arguments = {value} deadlocked, "
-                               f"while the run with {smaller} completed (not an argument too small for the kernel): "
+                               f"while the run with {smallest} completed (not an argument too small for the kernel): "
                                f"{why}", a.src,
                                "check the barrier each wait observes (its index and phase): the kernel hangs for "
                                "these arguments"))
