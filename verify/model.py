@@ -123,6 +123,7 @@ class View:
     box: tuple | None = None         # inner-dim slice of each buffer of `root`: (anchor, offsets, shape)
     root: "View | None" = None       # the view whose buffers this inner-dim slice cuts
     used_whole: bool = False         # some op accesses the view as a whole (not through `.index`)
+    accessed_at: str = ""            # the source line of the first op that accesses it (a load, store, MMA ...)
     unreadable: str = ""             # why its tlx.view could not be read (P1: "cannot prove")
 
     @property
@@ -324,6 +325,7 @@ class ModelBuilder:
                 for v in op.operands:
                     if self.md(v) is not None:
                         for r in self.refs(v):
+                            r.view.accessed_at = r.view.accessed_at or loc_info(op.location, self.path)[1] or "?"
                             if r.site is None:
                                 r.view.used_whole = True
                             if r.sub is not None:

@@ -1005,6 +1005,19 @@ def _who(sim, x: Access) -> str:
     return f"{verb} of {x.foot.label} by {x.op.name} at {sim.src(x.op)} ({x.thread.name}{_iters(x.trail)[1:-1] and ', ' + _iters(x.trail)[2:-1]})"
 
 
+FIX_UNEXERCISED = ("P7 needs a run in which two views reach the shared bytes: keep the loops and branches that lead "
+                   "there computable from the integer arguments, and taken at the values P7 runs (README, P7)")
+
+
+def _borrowed_by(sub, borrow) -> bool:
+    """Is `sub` the reinterpret `borrow` or derived from it?"""
+    while sub is not None:
+        if sub is borrow:
+            return True
+        sub = sub.parent
+    return False
+
+
 def _declares_sharing(kernel, alloc) -> bool:
     """Do two tenants of `alloc` share bytes by declaration? A hand-aliased buffer always (a reinterpret lies
     on what it borrows); a TLX spec when two of its buffers meet in a group of its reuse tree that is not
@@ -1094,6 +1107,20 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
         for _, _, hs in hung:   # who shares the bytes: what a hung run saw before it hung counts too
             tenants.update(hs.tenants.get(a.name, {}))
         if len(tenants) < 2:
+            # fewer than two views touched it on the runs; if the kernel accesses two, the runs never reached one
+            seen = {}
+            for v in a.views:            # the tenants: the allocation and its reinterprets (a slice is its source's)
+                if v.accessed_at and not v.backing and v.origin in ("alloc", "reinterpret"):
+                    seen.setdefault(v.alloc_id or v.name, f"{v.name} at {v.accessed_at}")
+            for b in a.subs:             # each reinterpret of a buffer is a tenant: accessed through it or its derivations
+                if b.borrow and any(x.accessed and _borrowed_by(x, b) for x in a.subs):
+                    seen.setdefault(id(b), f"{b.name} (made at {b.src})")
+            if len(seen) > 1 and _declares_sharing(kernel, a):
+                ran = ", ".join(str(s.arg_value) for s in sims) or "none completed"
+                out.append(Verdict("P7", a.name, UNKNOWN, "accesses to shared bytes ordered by the kernel's "
+                                   "synchronization", f"the kernel accesses {a.name} through {len(seen)} views "
+                                   f"({'; '.join(seen.values())}), the runs (integer arguments = {ran}) through "
+                                   f"{len(tenants)}: the sharing was never exercised", a.src, FIX_UNEXERCISED))
             continue
         if hung_above:
             # a kernel's domain is "arguments large enough" (fewer blocks than its prologue assumes hang it): a
@@ -1122,8 +1149,7 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
                 # was not exercised, so these runs show nothing about it (views that met only to read are fine)
                 detail = (f"no two views accessed the same bytes on the runs (integer arguments = {ran}): the "
                           f"sharing was never exercised")
-                fix = ("P7 needs a run in which two views reach the shared bytes: keep the loops and branches that "
-                       "lead there computable from the integer arguments, at the values P7 runs (README, P7)")
+                fix = FIX_UNEXERCISED
             out.append(Verdict("P7", a.name, UNKNOWN, "accesses to shared bytes ordered by the kernel's "
                                "synchronization", detail, a.src, fix))
             continue
