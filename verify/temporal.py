@@ -1009,6 +1009,20 @@ FIX_UNEXERCISED = ("P7 needs a run in which two views reach the shared bytes: ke
                    "there computable from the integer arguments, and taken at the values P7 runs (README, P7)")
 
 
+def _accessed_tenants(alloc) -> dict:
+    """The tenants of `alloc` some op of the kernel accesses (key -> how to name it), read from the model: the
+    allocation and its reinterprets (a slice or a transpose is its source's), and each reinterpret of one buffer,
+    accessed through it or what is derived from it."""
+    seen = {}
+    for v in alloc.views:
+        if v.accessed_at and not v.backing and v.origin in ("alloc", "reinterpret"):
+            seen.setdefault(v.alloc_id or v.name, f"{v.name} at {v.accessed_at}")
+    for b in alloc.subs:
+        if b.borrow and any(x.accessed and _borrowed_by(x, b) for x in alloc.subs):
+            seen.setdefault(id(b), f"{b.name} (made at {b.src})")
+    return seen
+
+
 def _borrowed_by(sub, borrow) -> bool:
     """Is `sub` the reinterpret `borrow` or derived from it?"""
     while sub is not None:
@@ -1108,13 +1122,7 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
             tenants.update(hs.tenants.get(a.name, {}))
         if len(tenants) < 2:
             # fewer than two views touched it on the runs; if the kernel accesses two, the runs never reached one
-            seen = {}
-            for v in a.views:            # the tenants: the allocation and its reinterprets (a slice is its source's)
-                if v.accessed_at and not v.backing and v.origin in ("alloc", "reinterpret"):
-                    seen.setdefault(v.alloc_id or v.name, f"{v.name} at {v.accessed_at}")
-            for b in a.subs:             # each reinterpret of a buffer is a tenant: accessed through it or its derivations
-                if b.borrow and any(x.accessed and _borrowed_by(x, b) for x in a.subs):
-                    seen.setdefault(id(b), f"{b.name} (made at {b.src})")
+            seen = _accessed_tenants(a)
             if len(seen) > 1 and _declares_sharing(kernel, a):
                 ran = ", ".join(str(s.arg_value) for s in sims) or "none completed"
                 out.append(Verdict("P7", a.name, UNKNOWN, "accesses to shared bytes ordered by the kernel's "
