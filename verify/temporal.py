@@ -1005,8 +1005,13 @@ def _who(sim, x: Access) -> str:
     return f"{verb} of {x.foot.label} by {x.op.name} at {sim.src(x.op)} ({x.thread.name}{_iters(x.trail)[1:-1] and ', ' + _iters(x.trail)[2:-1]})"
 
 
+CHECK_P7 = "accesses to shared bytes ordered by the kernel's synchronization"
 FIX_UNEXERCISED = ("P7 needs a run in which two views reach the shared bytes: keep the loops and branches that lead "
                    "there computable from the integer arguments, and taken at the values P7 runs (README, P7)")
+
+
+def _cannot_prove(alloc, detail, fix, **data) -> Verdict:
+    return Verdict("P7", alloc.name, UNKNOWN, CHECK_P7, detail, alloc.src, fix, data=data)
 
 
 def _accessed_tenants(alloc) -> dict:
@@ -1087,11 +1092,10 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
     if stopped is not None:
         value, why, sim = stopped
         for a in aliased:
-            out.append(Verdict("P7", a.name, UNKNOWN, "accesses to shared bytes ordered by the kernel's synchronization",
-                               f"the bounded run (integer arguments = {value}) stopped: {why}", a.src,
-                               "P7 runs the kernel's control flow concretely: keep loop bounds and buffer indices "
-                               "computable from the integer arguments and use the ops of the model (README, P7)",
-                               data={"trace": [sim.text(e) for e in list(sim.events)[-40:]]}))
+            out.append(_cannot_prove(a, f"the bounded run (integer arguments = {value}) stopped: {why}",
+                                     "P7 runs the kernel's control flow concretely: keep loop bounds and buffer "
+                                     "indices computable from the integer arguments and use the ops of the model "
+                                     "(README, P7)", trace=[sim.text(e) for e in list(sim.events)[-40:]]))
         return out
     for a in aliased:
         tenants = {}
@@ -1107,8 +1111,7 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
             kind = v.kind
             detail = (f"{_who(sim, v.first)} and {_who(sim, v.second)} share {a.unit} [{v.lo}, {v.hi}): {v.why} "
                       f"(bounded run, integer arguments = {sim.arg_value})")
-            rows.append(Verdict("P7", a.name, VIOLATION, "accesses to shared bytes ordered by the kernel's "
-                                "synchronization", detail, sim.src(v.second.op), FIX_P7[kind],
+            rows.append(Verdict("P7", a.name, VIOLATION, CHECK_P7, detail, sim.src(v.second.op), FIX_P7[kind],
                                 data={"views": [v.first.foot.label, v.second.foot.label],
                                       "lines": [sim.src(v.first.op), sim.src(v.second.op)],
                                       "ops": [v.first.op.name, v.second.op.name],
@@ -1125,21 +1128,18 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
             seen = _accessed_tenants(a)
             if len(seen) > 1 and _declares_sharing(kernel, a):
                 ran = ", ".join(str(s.arg_value) for s in sims) or "none completed"
-                out.append(Verdict("P7", a.name, UNKNOWN, "accesses to shared bytes ordered by the kernel's "
-                                   "synchronization", f"the kernel accesses {a.name} through {len(seen)} views "
-                                   f"({'; '.join(seen.values())}), the runs (integer arguments = {ran}) through "
-                                   f"{len(tenants)}: the sharing was never exercised", a.src, FIX_UNEXERCISED))
+                out.append(_cannot_prove(a, f"the kernel accesses {a.name} through {len(seen)} views "
+                                         f"({'; '.join(seen.values())}), the runs (integer arguments = {ran}) "
+                                         f"through {len(tenants)}: the sharing was never exercised", FIX_UNEXERCISED))
             continue
         if hung_above:
             # a kernel's domain is "arguments large enough" (fewer blocks than its prologue assumes hang it): a
             # deadlock at a value above one that completed is the kernel hanging where it should run
             value, why, _ = hung_above[0]
-            out.append(Verdict("P7", a.name, UNKNOWN, "accesses to shared bytes ordered by the kernel's "
-                               "synchronization", f"the bounded run with integer arguments = {value} deadlocked, "
-                               f"while the run with {smallest} completed (not an argument too small for the kernel): "
-                               f"{why}", a.src,
-                               "check the barrier each wait observes (its index and phase): the kernel hangs for "
-                               "these arguments"))
+            out.append(_cannot_prove(a, f"the bounded run with integer arguments = {value} deadlocked, while the "
+                                     f"run with {smallest} completed (not an argument too small for the kernel): {why}",
+                                     "check the barrier each wait observes (its index and phase): the kernel hangs "
+                                     "for these arguments"))
             continue
         checked = sum(sim.checked.get(a.name, 0) for sim in sims)
         if not checked and (hung or (_declares_sharing(kernel, a) and not any(a.name in s.met for s in sims))):
@@ -1158,8 +1158,7 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
                 detail = (f"no two views accessed the same bytes on the runs (integer arguments = {ran}): the "
                           f"sharing was never exercised")
                 fix = FIX_UNEXERCISED
-            out.append(Verdict("P7", a.name, UNKNOWN, "accesses to shared bytes ordered by the kernel's "
-                               "synchronization", detail, a.src, fix))
+            out.append(_cannot_prove(a, detail, fix))
             continue
         names = ", ".join(sorted(set(tenants.values())))
         note = f"; {', '.join(map(str, shrunk))} exceeded the run budget" if shrunk else ""
