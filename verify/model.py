@@ -125,6 +125,7 @@ class View:
     used_whole: bool = False         # some op accesses the view as a whole (not through `.index`)
     accessed_at: str = ""            # the source line of the first op that accesses it (a load, store, MMA ...)
     unreadable: str = ""             # why its tlx.view could not be read (P1: "cannot prove")
+    makers: list = field(default_factory=list)   # the ops that make it (equal reinterprets are one view)
 
     @property
     def indexed(self) -> bool:
@@ -199,6 +200,7 @@ class Sub:
     borrow: bool = False             # a reinterpret is on its way from the buffer: a new tenant of those bytes
     accessed: bool = False           # some op reads or writes through it (not only derives others from it)
     block: object = None             # the block of the op that made it
+    op: object = None                # the op that made it
 
     def ancestors(self):
         out, cur = [], self.parent
@@ -498,6 +500,7 @@ class ModelBuilder:
     def _view(self, alloc, op, md, offset, exact, origin, name=None, src=None, whole=None, pitch=None):
         key = (id(alloc), offset, md.text, exact, pitch, _attr_str(op, "tlx.view"), _attr_str(op, "tlx.alloc"))
         if key in self._views:
+            self._views[key].makers.append(op)
             return self._views[key]
         n, s = self.where(op)
         view = View(alloc, md, offset, name or n or f"{alloc.name}.{origin}{len(alloc.views)}", src or s,
@@ -510,6 +513,7 @@ class ModelBuilder:
                 view.unreadable = f"tlx.view {tv} (a dictionary of offset, stride, group, num, slot, base and the " \
                     "radices and strides arrays expected)"
         view.alloc_id = _attr_str(op, "tlx.alloc")
+        view.makers.append(op)
         view.no_tree = "tlx.no_reuse_tree" in op.attributes
         alloc.views.append(view)
         self._views[key] = view
@@ -521,7 +525,7 @@ class ModelBuilder:
         if key not in self._subs:
             borrow = borrow or (ref.sub is not None and ref.sub.borrow)
             sub = Sub(ref.view, ref.site, rel, extent, name or f"{ref.view.name}[i].{op.name.split('.')[-1]}", src,
-                      md, exact and ref.exact, ref.sub, box, borrow, block=op.block)
+                      md, exact and ref.exact, ref.sub, box, borrow, block=op.block, op=op)
             ref.view.alloc.subs.append(sub)
             self._subs[key] = sub
         sub = self._subs[key]

@@ -547,8 +547,7 @@ class Sim(Bindings):
             return
         if name == "ttg.memdesc_reinterpret":
             tenant, label = self.once(op, "tenant", lambda op: (
-                _attr_str(op, "tlx.alloc") or f"reinterpret@{hash(op)}",
-                self.where(op)[0] or _attr_str(op, "tlx.name") or f"reinterpret at {self.src(op)}"))
+                _tenant_key(op), self.where(op)[0] or _attr_str(op, "tlx.name") or f"reinterpret at {self.src(op)}"))
             # from an inexact source the new view starts somewhere in [lo, hi): cover every such start
             hi = src.lo + md.size if src.exact else src.hi + md.size
             self.env[res] = Foot(src.alloc, src.lo, hi, tenant, label, src.exact)
@@ -1014,18 +1013,31 @@ def _cannot_prove(alloc, detail, fix, **data) -> Verdict:
     return Verdict("P7", alloc.name, UNKNOWN, CHECK_P7, detail, alloc.src, fix, data=data)
 
 
-def _accessed_tenants(alloc) -> dict:
-    """The tenants of `alloc` some op of the kernel accesses (key -> how to name it), read from the model: the
-    allocation and its reinterprets (a slice or a transpose is its source's), and each reinterpret of one buffer,
-    accessed through it or what is derived from it."""
-    seen = {}
-    for v in alloc.views:
-        if v.accessed_at and not v.backing and v.origin in ("alloc", "reinterpret"):
-            seen.setdefault(v.alloc_id or v.name, f"{v.name} at {v.accessed_at}")
-    for b in alloc.subs:
-        if b.borrow and any(x.accessed and _borrowed_by(x, b) for x in alloc.subs):
-            seen.setdefault(id(b), f"{b.name} (made at {b.src})")
-    return seen
+def _tenant_key(op) -> str:
+    """The tenant a reinterpret makes: its TLX view (`tlx.alloc`), else the op itself (the allocation's own
+    tenant is its name)."""
+    op = getattr(op, "operation", op)
+    return _attr_str(op, "tlx.alloc") or f"reinterpret@{hash(op)}"
+
+
+def _accessed_tenants(kernel, alloc) -> list:
+    """The tenants of `alloc` some op of the kernel accesses, read from the model, as (the keys a run names it
+    by, how to name it, whether it shares bytes with another of them by declaration): the allocation and its
+    reinterprets (a slice or a transpose is its source's), and each reinterpret of one buffer, accessed
+    through it or what is derived from it."""
+    views = [v for v in alloc.views if v.accessed_at and not v.backing and v.origin in ("alloc", "reinterpret")]
+    out = []
+    for v in views:
+        keys = {alloc.name} if v.origin == "alloc" else {_tenant_key(op) for op in v.makers}
+        shares = (not alloc.spec or v.no_tree or not v.alloc_id
+                  or any(reuse_relation(kernel, alloc, v, w)[0] != "distinct" for w in views
+                         if w.alloc_id and w.alloc_id != v.alloc_id))
+        out.append((keys, f"{v.name} at {v.accessed_at}", shares))
+    for b in alloc.subs:   # a reinterpret of one buffer lies on bytes of another tenant: it always shares
+        if b.borrow and b.op.name == "ttg.memdesc_reinterpret" and any(
+                x.accessed and _borrowed_by(x, b) for x in alloc.subs):
+            out.append(({_tenant_key(b.op)}, f"{b.name} (made at {b.src})", True))
+    return out
 
 
 def _borrowed_by(sub, borrow) -> bool:
@@ -1123,14 +1135,18 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
             continue
         for _, _, hs in hung:   # who shares the bytes: what a hung run saw before it hung counts too
             tenants.update(hs.tenants.get(a.name, {}))
-        if len(tenants) < 2:
-            # fewer than two views touched it on the runs; if the kernel accesses two, the runs never reached one
-            seen = _accessed_tenants(a)
-            if len(seen) > 1 and _declares_sharing(kernel, a):
-                ran = ", ".join(str(s.arg_value) for s in sims) or "none completed"
-                out.append(_cannot_prove(a, f"the kernel accesses {a.name} through {len(seen)} views "
-                                         f"({'; '.join(seen.values())}), the runs (integer arguments = {ran}) "
-                                         f"through {len(tenants)}: the sharing was never exercised", FIX_UNEXERCISED))
+        # a view the kernel accesses, sharing bytes with another, that no run reached: its accesses were never
+        # ordered against anything (an epilogue tile behind a branch only larger arguments take)
+        seen = _accessed_tenants(kernel, a)
+        unreached = [label for keys, label, shares in seen if shares and not keys & tenants.keys()]
+        if len(seen) > 1 and unreached and _declares_sharing(kernel, a):
+            ran = ", ".join(str(s.arg_value) for s in sims) or "none completed"
+            out.append(_cannot_prove(a, f"the kernel accesses {a.name} through {len(seen)} views, the runs (integer "
+                                     f"arguments = {ran}) never reached {'; '.join(unreached)}: the sharing "
+                                     "was never exercised",
+                                     FIX_UNEXERCISED))
+            continue
+        if len(tenants) < 2:   # one view touched it, and it is the only one the kernel accesses: nothing to order
             continue
         if hung_above:
             # a kernel's domain is "arguments large enough" (fewer blocks than its prologue assumes hang it): a

@@ -39,6 +39,9 @@ SEEDED = {
     # the epilogue tile (the borrowed slot) is written only past 1000 blocks: no run reaches the shared bytes,
     # "cannot prove" (it gave no P7 verdict at all: one view accessed on the runs, nothing to pair)
     ("ring_block_slot", "epilogue_unreached"): "cannot prove: the sharing was never exercised",
+    # the epilogue tile on every run, a second borrowed slot only past 1000 blocks: the runs order the first
+    # against the ring, never the second, "cannot prove" (it said "proven", on two views of three)
+    ("ring_block_slot", "second_tile_unreached"): "cannot prove: the sharing was never exercised",
     ("s_p_alias", "none"): None,
     ("s_p_alias", "p_before_s_wait"): ("ttng.tc_gen5_mma", "ttng.tmem_store"),
     ("s_p_alias", "wrong_parity"): ("ttng.tc_gen5_mma", "ttng.tmem_store"),
@@ -253,8 +256,22 @@ def test_a_view_no_run_reaches_is_named():
     report = _prove(_seeded("ring_block_slot", "epilogue_unreached"), "unreached.ttgir")
     (v,) = [v for v in report.verdicts if v.prop == "P7"]
     assert v.status == "cannot prove", report.text()
-    assert re.search(r"accesses a_ring through 2 views \(a_ring at .*p7_seeded\.py:\d+; c_smem\S* \(made at "
-                     r".*p7_seeded\.py:\d+\)\), the runs \(integer arguments = 256, .*\) through 1", v.detail), v.detail
+    assert re.search(r"accesses a_ring through 2 views, the runs \(integer arguments = 256, .*\) never reached "
+                     r"c_smem\S* \(made at .*p7_seeded\.py:\d+\): the sharing", v.detail), v.detail
+
+
+def test_a_view_no_run_reaches_is_named_beside_two_that_met():
+    """The epilogue tile on every run, a second borrowed slot (d_smem) only past 1000 blocks: the runs order the
+    ring against c_smem, and say nothing about d_smem. P7 names the one view they never reached, not the two
+    they did."""
+    report = _prove(_seeded("ring_block_slot", "second_tile_unreached"), "second_unreached.ttgir")
+    (v,) = [v for v in report.verdicts if v.prop == "P7"]
+    assert v.status == "cannot prove", report.text()
+    assert re.search(r"accesses a_ring through 3 views, .* never reached d_smem\S* \(made at .*p7_seeded\.py:\d+\)"
+                     r": the sharing was never exercised", v.detail), v.detail
+    assert "c_smem" not in v.detail, v.detail
+    reached = _prove(_seeded("ring_block_slot", "none"), "reached.ttgir")
+    assert [v.status for v in reached.verdicts if v.prop == "P7"] == ["proven"], reached.text()
 
 
 def test_allocations_of_one_name_stay_apart():

@@ -9,7 +9,8 @@ sm_90a / sm_100a. `BUG` (a constexpr string) selects the slip; "none" is the cor
     ring_block_slot (Hopper)     drop_wgmma_wait (the loop runs cdiv(K, 64) times: a race only for 3 modulo 4),
                                  wait_slot_0 (every block waits on slot 0's barrier: one block runs, two hang;
                                  the epilogue on slot 0), epilogue_unreached (the epilogue only past 1000
-                                 blocks: no run reaches the shared bytes)
+                                 blocks: no run reaches the shared bytes), second_tile_unreached (the
+                                 epilogue on every run, a second tile on the next slot only past 1000 blocks)
     s_p_alias      (Blackwell)   p_before_s_wait, wrong_parity
     s_p_ws         (Blackwell, warp-specialized)  arrive_early
 
@@ -125,6 +126,10 @@ def _ring_then_epilogue(a_desc, b_desc, x_ptr, n_steps, C_SLOT: gl.constexpr, BU
             _epilogue(c_smem, acc, x_ptr, BM)
     else:
         _epilogue(c_smem, acc, x_ptr, BM)
+    if BUG == "second_tile_unreached":
+        if n_steps > 1000:   # a second tile on the next slot only past 1000 steps, the first one on every run
+            d_smem = compat.reinterpret(a_ring.index((C_SLOT + 1) % STAGES), gl.float16, [BM, BK], a_desc.layout)
+            _epilogue(d_smem, acc, x_ptr, BM)
     for i in gl.static_range(STAGES):
         mbarrier.invalidate(ready.index(i))
 
@@ -278,7 +283,7 @@ KERNELS = {  # name: (fn, signature, capability, bug classes)
                        ("none", "drop_wgmma_wait")),
     "ring_block_slot": (ring_block_slot, {"a_desc": _RING_SIG["a_desc"], "b_desc": _RING_SIG["b_desc"],
                                           "x_ptr": "*fp32", "K": "i32"}, 90,
-                        ("none", "drop_wgmma_wait", "wait_slot_0", "epilogue_unreached")),
+                        ("none", "drop_wgmma_wait", "wait_slot_0", "epilogue_unreached", "second_tile_unreached")),
     "s_p_alias": (s_p_alias, {"x_ptr": "*fp32", "n_iter": "i32"}, 100, ("none", "p_before_s_wait", "wrong_parity")),
     "s_p_ws": (s_p_ws, {"x_ptr": "*fp32", "n_iter": "i32"}, 100, ("none", "arrive_early")),
 }
