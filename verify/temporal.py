@@ -1001,7 +1001,8 @@ FIX_P7 = {
 
 def _who(sim, x: Access) -> str:
     verb = "write" if x.write else "read"
-    return f"{verb} of {x.foot.label} by {x.op.name} at {sim.src(x.op)} ({x.thread.name}{_iters(x.trail)[1:-1] and ', ' + _iters(x.trail)[2:-1]})"
+    where = _iters(x.trail)[2:-1]   # " (iteration 0 of the loop at ...)" without its brackets
+    return f"{verb} of {x.foot.label} by {x.op.name} at {sim.src(x.op)} ({x.thread.name}{where and ', ' + where})"
 
 
 CHECK_P7 = "accesses to shared bytes ordered by the kernel's synchronization"

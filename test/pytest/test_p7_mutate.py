@@ -55,6 +55,16 @@ def test_oracle_confirms_a_race_only_some_block_counts_reach():
     assert v.complete and not v.hazards and not v.hang, v.summary()
 
 
+def test_oracle_binds_arguments_by_name():
+    """`--mixed` gives K apart from the other integer arguments (the descriptors' shapes and strides here): the
+    race of ring_block_slot is there with K = 192 whatever the others are, and not with K = 256."""
+    bad = _ttgir("ring_block_slot", "drop_wgmma_wait")
+    v = p7_oracle.judge(bad, ({"K": 192, None: 256},))
+    assert v.complete and v.cross, v.summary()
+    v = p7_oracle.judge(bad, ({"K": 256, None: 192},))
+    assert v.complete and not v.cross, v.summary()
+
+
 @pytest.mark.parametrize("kernel", ["s_p_alias", "ring_epilogue", "s_p_ws"])
 def test_oracle_passes_correct_kernel(kernel):
     """The correct variant: every interleaving explored, no hazard, no hang."""

@@ -1,7 +1,7 @@
 """Mutation harness for P7: one synchronization bug at a time in the lowered IR of real kernels, judged by
 an independent oracle (test/tools/p7_oracle.py), counted against what P7 reports.
 
-    python test/tools/p7_mutate.py [KERNEL...] [--ops OP,...] [-v] [--dump DIR]
+    python test/tools/p7_mutate.py [KERNEL...] [--ops OP,...] [-v] [--dump DIR] [--mixed]
 
 Input: each kernel's ttgir compiled on the CPU (the kernels of `kernels/` through the plugin; the correct
 variants of test/tools/p7_seeded.py). A mutant is one edit of one synchronization op's line, the bug a
@@ -27,10 +27,16 @@ the correct kernel hangs is outside its domain). Verdicts per mutant:
   one-view    the oracle finds hazards within one view only: outside P7's pairs (P7 flagging one: false alarm)
   equivalent  no hazard in any interleaving (the mutant may hang: column `hang`); P7 flagging one: false alarm
   unsupported the oracle cannot build the model (reported, expected 0)
+
+`--mixed`: P7 runs every integer argument at one value; a hazard only some M, N, K apart show is outside its
+runs. For the kernels in `MIXED` each mutant P7 proves is judged again by the oracle at every assignment of
+`MIXED_VALUES` to the kernel's roles (M, N, K; n_tiles, k_tiles) with two roles apart, where the unmutated
+kernel is a small model that completes: a cross-view hazard there is a mutant P7 misses by its runs' design.
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import re
 import sys
@@ -42,6 +48,14 @@ import p7_oracle  # noqa: E402
 
 VALUES = (3, 7, 128, 192, 256, 384)  # every integer argument takes each value in turn (kept: small models, see domain);
                                      # P7's own runs: verify/temporal.py RUNS
+_GEMM = {"a_desc.shape.0": "M", "a_desc.shape.1": "K", "b_desc.shape.0": "K", "b_desc.shape.1": "N",
+         "c_desc.shape.0": "M", "c_desc.shape.1": "N", "M": "M", "N": "N", "K": "K"}
+MIXED = {  # kernel: ({argument name: role}, the values each role takes)
+    "hopper_gemm": (_GEMM, (64, 128, 192, 256, 320, 384)),
+    "blackwell_gemm": (_GEMM, (64, 128, 192, 256, 320, 384)),
+    "ring_epilogue": ({"n_tiles": "tiles", "k_tiles": "k"}, (1, 2, 3, 4, 5, 6, 7, 8)),
+}
+MIXED_OTHERS = 128   # every other integer argument (strides)
 ACCESS = ("ttg.local_load", "ttg.local_store", "ttng.tmem_load", "ttng.tmem_store", "ttng.warp_group_dot ",
           "ttng.tc_gen5_mma", "ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global")
 NAME = r"%[\w$.-]+(?:#\d+)?"
@@ -285,6 +299,44 @@ def judge(kernel, op, target, text, values) -> Outcome:
     return Outcome(kernel, op, target, verdict, status, o, found, pair_ok, [v.detail for v in bad], note, text)
 
 
+def mixed_runs(kernel) -> list:
+    """{argument name: value, None: the others'} for every assignment of the kernel's roles with two apart."""
+    roles, values = MIXED[kernel]
+    names = sorted(set(roles.values()))
+    out = []
+    for pick in itertools.product(values, repeat=len(names)):
+        if len(set(pick)) > 1:
+            by_role = dict(zip(names, pick))
+            out.append({**{arg: by_role[r] for arg, r in roles.items()}, None: MIXED_OTHERS})
+    return out
+
+
+def mixed(kernel, text, outcomes) -> list:
+    """The mutants P7 proves that the oracle finds a cross-view hazard in at mixed arguments: (outcome, run)."""
+    runs = []
+    for r in mixed_runs(kernel):
+        try:
+            j = p7_oracle.judge(text, (r,))
+        except p7_oracle.TooBig:
+            continue
+        if not j.hang and not j.unsafe:
+            runs.append(r)
+    found = []
+    for o in outcomes:
+        if o.p7 != "proven":
+            continue
+        for r in runs:
+            try:
+                if p7_oracle.judge(o.text, (r,)).cross:
+                    found.append((o, r))
+                    break
+            except p7_oracle.Unsupported:
+                continue
+    print(f"{kernel}: mixed arguments: {len(runs)} runs; {sum(o.p7 == 'proven' for o in outcomes)} mutants P7 "
+          f"proves, {len(found)} with a cross-view hazard at mixed arguments", file=sys.stderr)
+    return found
+
+
 def run(kernel, text, ops=None, values=None) -> list:
     values = values or domain(text)
     out = []
@@ -334,11 +386,13 @@ def main(argv=None) -> int:
     ap.add_argument("--ops", help=f"comma-separated subset of {', '.join(OPERATORS)}")
     ap.add_argument("-v", "--verbose", action="store_true", help="list every mutant")
     ap.add_argument("--dump", metavar="DIR", help="write each missed / false-alarm mutant's ttgir there")
+    ap.add_argument("--mixed", action="store_true", help=f"judge the mutants P7 proves again at mixed arguments "
+                    f"({', '.join(MIXED)})")
     args = ap.parse_args(argv)
     ops = args.ops.split(",") if args.ops else None
     for bad in [k for k in args.kernels if k not in KERNELS] + [o for o in ops or [] if o not in OPERATORS]:
         ap.error(f"unknown kernel or operator {bad!r}")
-    outcomes, base_ok = [], True
+    outcomes, base_ok, missed_mixed = [], True, []
     import p7_seeded
     for name in args.kernels or KERNELS:
         refused = p7_seeded.refused_by_this_triton(name) if name in p7_seeded.KERNELS else None
@@ -353,11 +407,16 @@ def main(argv=None) -> int:
         base_ok &= ok
         got = run(name, text, ops, values)
         outcomes += got
+        if args.mixed and name in MIXED:
+            missed_mixed += mixed(name, text, got)
         print(f"{name}: unmutated {'proven by P7 and safe by the oracle' if ok else 'NOT OK'}; {len(got)} mutants, "
               f"oracle arguments {values}, {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     print(table(outcomes, lambda o: o.op))
     print()
     print(table(outcomes, lambda o: o.kernel))
+    for o, r in missed_mixed:
+        print(f"\nMISSED AT MIXED ARGUMENTS {o.kernel} {o.op}: {o.target}  [P7: proven]\n    oracle at "
+              f"{ {k: v for k, v in r.items() if k} }: {p7_oracle.judge(o.text, (r,)).summary()}")
     for k, o in enumerate(outcomes):
         shown = args.verbose or o.verdict in ("missed", "unsupported", "invalid") or o.false_alarm or o.note or (
             o.verdict == "caught" and not o.pair_ok)
@@ -375,7 +434,7 @@ def main(argv=None) -> int:
             with open(path, "w") as f:
                 f.write(o.text)
             print(f"    -> {path}")
-    return 1 if not base_ok or any(o.verdict in ("missed", "unsupported", "invalid") for o in outcomes) else 0
+    return 1 if not base_ok or missed_mixed or any(o.verdict in ("missed", "unsupported", "invalid") for o in outcomes) else 0
 
 
 if __name__ == "__main__":

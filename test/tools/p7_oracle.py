@@ -175,7 +175,9 @@ def _is_bar(v) -> bool:
 class Unroll:
     """Runs the kernel's integer program and records each thread's events (see the module doc)."""
 
-    def __init__(self, module, aliases, value: int):
+    def __init__(self, module, aliases, value):
+        """`value`: every integer argument's, or {argument name: value} with None for the others (K apart
+        from M and N)."""
         self.aliases, self.value = aliases, value
         self.env: dict = {}
         self.traces: list = []
@@ -188,7 +190,7 @@ class Unroll:
         body = funcs[0].regions[0].blocks[0]
         for a in body.arguments:
             if re.fullmatch(r"i\d+|index", str(a.type)):
-                self.env[a] = value
+                self.env[a] = value.get(_arg_name(a), value[None]) if isinstance(value, dict) else value
         self.new_thread()
         self.block(0, body)
 
@@ -461,7 +463,13 @@ def _str_attr(op, name):
     return text[1:-1] if text.startswith('"') else text
 
 
-def unroll(text: str, value: int, path: str = "kernel.ttgir") -> Unroll:
+def _arg_name(arg) -> str:
+    """A kernel argument's name, as Gluon writes it in the argument's location (`M`, `a_desc.shape.1`)."""
+    m = re.search(r'loc\("([^"]+)"', str(arg.location))
+    return m.group(1) if m else ""
+
+
+def unroll(text: str, value, path: str = "kernel.ttgir") -> Unroll:
     from tlx_alias.verify.source import load_triton
     loaded = load_triton(text, path)
     with loaded.context:
