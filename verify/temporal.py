@@ -1144,10 +1144,9 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
             ran = ", ".join(str(s.arg_value) for s in sims) or "none completed"
             out.append(_cannot_prove(a, f"the kernel accesses {a.name} through {len(seen)} views, the runs (integer "
                                      f"arguments = {ran}) never reached {'; '.join(unreached)}: the sharing "
-                                     "was never exercised",
-                                     FIX_UNEXERCISED))
+                                     "was never exercised", FIX_UNEXERCISED))
             continue
-        if len(tenants) < 2:   # one view touched it, and it is the only one the kernel accesses: nothing to order
+        if len(tenants) < 2:   # fewer than two views touched it, none the runs missed shares bytes: nothing to order
             continue
         if hung_above:
             # a kernel's domain is "arguments large enough" (fewer blocks than its prologue assumes hang it): a
