@@ -62,9 +62,15 @@ def main(argv=None) -> int:
     except ValueError as exc:
         p.error(str(exc))
 
+    from tlx_alias.errors import TlxAliasError
     from tlx_alias.verify import prove_module
     from tlx_alias.verify.source import InputError, load, malformed
+    from tlx_alias.verify.temporal import step_budget
     from tlx_alias.verify.wellformed import MalformedIR
+    try:
+        step_budget()   # a misspelt knob is a usage error, before any input
+    except TlxAliasError as exc:
+        p.error(f"{exc.problem} ({exc.fix})")
 
     results, reports = [], []            # results: (path, status, report or error message)
     for path, error in expand(args.paths):

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 
 from tlx_alias import ttg
 from tlx_alias._mlir import per_type
+from tlx_alias.errors import TlxAliasError
 from tlx_alias.memdesc import parse_memdesc
 
 from .encode import _attr_int, _attr_ints, _attr_str, loc_info
@@ -53,7 +54,8 @@ from .props import PROVEN, UNKNOWN, VIOLATION, Verdict, reuse_relation
 # over cdiv(n, 64) blocks (1, 2, 3, 4, 6) then ends on every slot of a ring of 2, 3 or 4 (over blocks of 32 or
 # 128: of 2 or 3); 384 gives floor(n / 128) = 3 blocks (blackwell_attention's key blocks). Small runs cost little.
 RUNS = (256, 384, 192, 128, 7, 6, 5)
-MAX_STEPS = 20_000           # ops executed per run (a run over it is retried with the arguments / 4)
+MAX_STEPS = 20_000           # ops executed per run by default (TLX_ALIAS_P7_STEPS; over it: retried with the
+                             # arguments / 4)
 GC_STEPS = 1_000             # ops between two passes of `Sim.forget`
 MIN_VALUE = 4                # ... down to this value
 MAX_TRIPS = 4096             # iterations of one loop per entry
@@ -254,9 +256,9 @@ def _nothing(env):
 class Sim(Bindings):
     """One run: threads, barriers, the access history of aliased allocations, what went wrong."""
 
-    def __init__(self, kernel, arg_value: int, path=None):
+    def __init__(self, kernel, arg_value: int, path=None, budget: int = MAX_STEPS):
         self.k, self.path = kernel, path
-        self.arg_value = arg_value
+        self.arg_value, self.budget = arg_value, budget
         self.env: dict = {}
         self.steps = 0
         self.bars: dict = {}
@@ -374,14 +376,14 @@ class Sim(Bindings):
 
     # -- interpretation
     def block(self, th, block):
-        env = self.env
+        env, budget = self.env, self.budget
         for op, fast, step in self.plan(block):
             if step is None:             # control flow, warp_specialize, a wait: may block (a generator)
                 yield from self.op(th, op)
                 continue
             self.steps += 1              # what `op` counts and checks
-            if self.steps > MAX_STEPS:
-                raise Budget(f"the run's budget of {MAX_STEPS} ops is used up")
+            if self.steps > budget:
+                raise Budget(f"the run's budget of {budget} ops is used up")
             if fast is not None:         # a scalar op
                 fast(env)
                 continue
@@ -419,8 +421,8 @@ class Sim(Bindings):
     def op(self, th, op):
         """An op that may block: control flow, warp_specialize, an mbarrier wait."""
         self.steps += 1
-        if self.steps > MAX_STEPS:
-            raise Budget(f"the run's budget of {MAX_STEPS} ops is used up")
+        if self.steps > self.budget:
+            raise Budget(f"the run's budget of {self.budget} ops is used up")
         if not self.steps % GC_STEPS:
             self.forget()
         name = op.name
@@ -1010,6 +1012,14 @@ FIX_UNEXERCISED = ("P7 needs a run in which two views reach the shared bytes: ke
                    "there computable from the integer arguments, and taken at the values P7 runs (README, P7)")
 
 
+def _fix_unexercised(shrunk, budget) -> str:
+    """FIX_UNEXERCISED, and where runs were cut short by the op budget, the knob that lets them complete."""
+    if not shrunk:
+        return FIX_UNEXERCISED
+    return (f"{FIX_UNEXERCISED}; the runs with {', '.join(map(str, shrunk))} used up the budget of {budget} ops a "
+            f"run and smaller arguments ran instead: {ENV_STEPS}=<ops> lets them complete (a run's time grows with it)")
+
+
 def _cannot_prove(alloc, detail, fix, **data) -> Verdict:
     return Verdict("P7", alloc.name, UNKNOWN, CHECK_P7, detail, alloc.src, fix, data=data)
 
@@ -1066,7 +1076,7 @@ def _declares_sharing(kernel, alloc) -> bool:
 
 def p7_temporal(kernel, path=None, runs=None) -> list:
     """P7 verdicts for the aliased allocations of one kernel (none when nothing shares bytes)."""
-    probe = Sim(kernel, 0, path)
+    probe, budget = Sim(kernel, 0, path), step_budget()
     aliased = [a for a in kernel.allocs if probe.aliased(a)]
     if not aliased:   # nothing shares bytes: no pair to order, no verdict, so no run (they cost up to ~1 s)
         return []
@@ -1078,7 +1088,7 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
             skipped.append(value)
             value //= 4
         while True:
-            sim = Sim(kernel, value, path)
+            sim = Sim(kernel, value, path, budget)
             try:
                 sim.run()
             except Deadlock as exc:
@@ -1089,7 +1099,7 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
                     shrunk.append(value)
                     value //= 4
                     continue
-                stopped = (value, f"the run's budget of {MAX_STEPS} ops is used up", sim)
+                stopped = (value, f"the run's budget of {budget} ops is used up ({ENV_STEPS}=<ops> raises it)", sim)
             except Stop as exc:
                 stopped = (value, str(exc), sim)
             break
@@ -1144,7 +1154,7 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
             ran = ", ".join(str(s.arg_value) for s in sims) or "none completed"
             out.append(_cannot_prove(a, f"the kernel accesses {a.name} through {len(seen)} views, the runs (integer "
                                      f"arguments = {ran}) never reached {'; '.join(unreached)}: the sharing "
-                                     "was never exercised", FIX_UNEXERCISED))
+                                     "was never exercised", _fix_unexercised(shrunk, budget)))
             continue
         if len(tenants) < 2:   # fewer than two views touched it, none the runs missed shares bytes: nothing to order
             continue
@@ -1173,7 +1183,7 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
                 # was not exercised, so these runs show nothing about it (views that met only to read are fine)
                 detail = (f"no two views accessed the same bytes on the runs (integer arguments = {ran}): the "
                           f"sharing was never exercised")
-                fix = FIX_UNEXERCISED
+                fix = _fix_unexercised(shrunk, budget)
             out.append(_cannot_prove(a, detail, fix))
             continue
         names = ", ".join(sorted(set(tenants.values())))
@@ -1188,6 +1198,19 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
 
 
 ENV_OFF = "TLX_ALIAS_P7"
+ENV_STEPS = "TLX_ALIAS_P7_STEPS"
+
+
+def step_budget() -> int:
+    """Ops one run may execute: TLX_ALIAS_P7_STEPS, MAX_STEPS when unset. Anything but a positive integer is a
+    TlxAliasError naming the knob (a misspelt budget must not silently mean the default)."""
+    text = os.environ.get(ENV_STEPS, "").strip().replace("_", "")
+    if not text:
+        return MAX_STEPS
+    if not text.isdigit() or int(text) <= 0:
+        raise TlxAliasError(ENV_STEPS, f"{ENV_STEPS}={os.environ[ENV_STEPS]!r} is not a positive number of ops",
+                            f"set {ENV_STEPS} to a positive integer (default {MAX_STEPS})")
+    return int(text)
 
 
 def enabled() -> bool:

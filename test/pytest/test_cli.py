@@ -175,6 +175,15 @@ def test_any_target_text_is_a_capability_with_limits_or_a_value_error_naming_it(
         assert repr(text) in str(exc)
 
 
+@pytest.mark.parametrize("budget", ["abc", "0", "-5"])
+def test_a_bad_p7_budget_is_a_usage_error_naming_the_knob(capsys, monkeypatch, budget):
+    monkeypatch.setenv("TLX_ALIAS_P7_STEPS", budget)
+    code, out, err = run(capsys, SEED)
+    assert code == 2 and out == ""
+    assert f"TLX_ALIAS_P7_STEPS={budget!r} is not a positive number of ops" in err
+    assert "set TLX_ALIAS_P7_STEPS to a positive integer (default 20000)" in err
+
+
 @pytest.mark.parametrize("text", ["foo", "", "cuda:abc", "-1", "sm_0", "sm_90a sm_100a", "sm_100b", " sm_90",
                                   "sm_\u0661\u0660\u0660", "100\n"])
 def test_a_bad_target_is_a_usage_error_listing_what_is_accepted(capsys, text):

@@ -274,6 +274,22 @@ def test_a_view_no_run_reaches_is_named_beside_two_that_met():
     assert [v.status for v in reached.verdicts if v.prop == "P7"] == ["proven"], reached.text()
 
 
+def test_the_op_budget_is_a_knob_and_the_verdict_names_it(monkeypatch):
+    """A run over TLX_ALIAS_P7_STEPS ops is retried with smaller arguments, which may never reach the shared
+    bytes: the verdict says which runs were cut and names the knob; a budget they fit in proves the kernel."""
+    text = _seeded("ring_block_slot", "none")
+    monkeypatch.setenv("TLX_ALIAS_P7_STEPS", "60")
+    (v,) = [v for v in _prove(text, "budget60.ttgir").verdicts if v.prop == "P7"]
+    assert v.status == "cannot prove" and "the sharing was never exercised" in v.detail, v.detail
+    assert re.search(r"the runs with 256, \d+ used up the budget of 60 ops a run .* TLX_ALIAS_P7_STEPS=<ops>", v.fix), v.fix
+    monkeypatch.setenv("TLX_ALIAS_P7_STEPS", "20_000")
+    (v,) = [v for v in _prove(text, "budget20k.ttgir").verdicts if v.prop == "P7"]
+    assert v.status == "proven" and "exceeded" not in v.check, v.check
+    monkeypatch.setenv("TLX_ALIAS_P7_STEPS", "many")
+    with pytest.raises(TlxAliasError, match=r"TLX_ALIAS_P7_STEPS='many' is not a positive number of ops"):
+        _prove(text, "budget_bad.ttgir")
+
+
 def test_allocations_of_one_name_stay_apart():
     """Gluon names every mbarrier array a helper allocates after the helper's variable (upstream's attention
     example: 18 arrays, all `bar`). Merged by name, P7 counted three barriers' arrivals on one and deadlocked;
