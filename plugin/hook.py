@@ -35,6 +35,7 @@ from tlx_alias.python_passes.analysis import tmem_allocation_columns
 from tlx_alias.python_passes.tlx_import import FACTS_ATTR  # the module's record of specs (a string attribute)
 from tlx_alias.verify import judge, mode_from_env, prove_module
 from tlx_alias.verify.encode import loc_info
+from tlx_alias.verify.temporal import step_budget
 
 ENV_PREFIX = "TLX_ALIAS_"
 
@@ -75,7 +76,9 @@ class PendingProof:
 
     def __init__(self, module, target, aliases, stats: dict):
         self.stats, self._report, self._error, self._ms = stats, None, None, 0.0
-        self._mode = mode_from_env()   # a misspelt mode fails the compile here, before any thread
+        self._mode = mode_from_env()   # a misspelt mode or P7 budget fails the compile here, before any thread
+        if self._mode != "off":
+            step_budget()
         self._thread = None
         if self._mode != "off":
             self._thread = threading.Thread(target=self._run, args=(module, target, aliases),

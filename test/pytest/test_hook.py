@@ -316,6 +316,18 @@ def test_warnings_of_the_proof_are_issued_on_the_compiling_thread(calls, monkeyp
         compile_(k_tagged)
 
 
+def test_a_misspelt_p7_budget_fails_the_compile_before_the_proof_starts(calls, monkeypatch):
+    """TLX_ALIAS_P7_STEPS is read before the proof's thread: a value that is no positive integer stops the compile
+    naming the knob, and no proof runs."""
+    proved = []
+    monkeypatch.setattr(hook, "prove", lambda *args: proved.append(args))
+    monkeypatch.setenv("TLX_ALIAS_P7_STEPS", "lots")
+    hook.install()
+    with pytest.raises(TlxAliasError, match=r"TLX_ALIAS_P7_STEPS='lots' is not a positive number of ops"):
+        compile_(k_tagged)
+    assert proved == []
+
+
 def test_the_proof_is_waited_for_at_ttgir_when_another_hook_replaces_the_last_stage(calls, monkeypatch):
     """Triton runs the stages as the hooks leave them: if the last one is no longer ours, nothing later
     would wait for the proof, so the ttgir stage does."""
