@@ -77,10 +77,9 @@ class PendingProof:
     def __init__(self, module, target, aliases, stats: dict):
         self.stats, self._report, self._error, self._ms = stats, None, None, 0.0
         self._mode = mode_from_env()   # a misspelt mode or P7 budget fails the compile here, before any thread
-        if self._mode != "off":
-            step_budget()
         self._thread = None
         if self._mode != "off":
+            step_budget()
             self._thread = threading.Thread(target=self._run, args=(module, target, aliases),
                                             name="tlx-alias-proof")
             self._thread.start()
