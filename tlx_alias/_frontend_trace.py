@@ -162,6 +162,12 @@ class _Tagged:
 
     __hash__ = None
 
+    def __str__(self) -> str:
+        # Gluon names types in its errors ("Mismatched type for d between then block (...) and else block
+        # (...)"): two allocations of one shape differ only by the allocation, so say which
+        return (f"{super().__str__()} of '{self._tlx.label}' (allocated at {self._tlx.src} with reuse=: select "
+                f"one buffer with .index(i) before a branch or loop merges it with another descriptor)")
+
 
 class tagged_smem_type(_Tagged, shared_memory_descriptor_type):
     _plain = shared_memory_descriptor_type

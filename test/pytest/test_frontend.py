@@ -500,6 +500,33 @@ def test_trace_time_errors_name_the_kernel_line(kernel, problem, fix):
     assert err.problem in shown and err.fix in shown and err.src in shown
 
 
+@gluon.jit
+def _pick_whole_descriptor(x_ptr, n):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    first = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)  # @first
+    second = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)  # @second
+    spec.set_buffer_overlap(tlx.reuse_group(first, second, group_type=tlx.reuse_group_type.distinct))
+    if n > 0:
+        chosen = first
+    else:
+        chosen = second
+    layout: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [4, 1], [1, 0])
+    gl.store(x_ptr + gl.arange(0, 64, layout=gl.SliceLayout(1, layout)),
+             gl.sum(chosen.index(n % 2).load(layout), axis=1))
+
+
+def test_a_branch_between_two_whole_aliased_descriptors_names_both_allocations():
+    """Gluon refuses to merge two allocations of one shape (their types differ by the allocation record): its
+    error names each side's type, which printed the same twice; it names each allocation and the way out."""
+    with pytest.raises(CompilationError) as info:
+        compile_ttgir(_pick_whole_descriptor, HOPPER, signature={"x_ptr": "*fp32", "n": "i32"})
+    text = str(info.value)
+    assert "Mismatched type for chosen" in text, text
+    for name, marker in (("first", "# @first"), ("second", "# @second")):
+        assert f"of '{name} (a" in text and f"allocated at {src_of(_pick_whole_descriptor, marker)}" in text, text
+    assert "select one buffer with .index(i) before a branch or loop merges it" in text, text
+
+
 def test_outside_a_kernel_is_an_error():
     with pytest.raises(TlxAliasError, match="outside a @gluon.jit"):
         tlx.storage_alias_spec()
