@@ -36,6 +36,7 @@ from tlx_alias.python_passes.tlx_import import FACTS_ATTR  # the module's record
 from tlx_alias.verify import judge, mode_from_env, prove_module
 from tlx_alias.verify.encode import loc_info
 from tlx_alias.verify.temporal import step_budget
+from tlx_alias.verify.wellformed import MalformedIR
 
 ENV_PREFIX = "TLX_ALIAS_"
 
@@ -108,6 +109,11 @@ class PendingProof:
             err, self._error = self._error, None
             if isinstance(err, TlxAliasError):   # the user's mistake: as itself, not as a compiler crash
                 raise err.with_traceback(None) from None
+            if isinstance(err, MalformedIR) and err.unsupported:   # memory the proof cannot size: no verdict
+                src = loc_info(err.op.location)[1] if err.op is not None else None
+                raise TlxAliasError("tlx-verify", f"cannot prove anything of this kernel: {err.problem}",
+                                    "give that buffer a swizzled or NVMMA shared layout, or set TLX_ALIAS_PROOF=off "
+                                    "to compile without the proof", src or None) from None
             raise err
         try:
             return judge(report, self._mode)

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from tlx_alias.memdesc import MalformedType, parse_memdesc
+from tlx_alias.memdesc import MalformedType, UnsizedType, parse_memdesc
 from tlx_alias._mlir import ir, to_attr
 from tlx_alias.errors import TlxAliasError
 
@@ -110,6 +110,8 @@ def memdesc_of(value, aliases=None):
         owner = value.owner
         op = owner.owner if isinstance(owner, ir.Block) else owner   # a block argument: the op of its region
         op = getattr(op, "operation", op)
+        if isinstance(exc, UnsizedType):
+            fail(op, "tlx-alias", f"unsupported layout: {exc}", "give the buffer a swizzled or NVMMA shared layout")
         fail(op, "tlx-alias", f"malformed type: {exc}", "write the type as Triton prints it (TMEM encoding sizes "
              "positive integers; an element type of the ttg dialect)")
 

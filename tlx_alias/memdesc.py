@@ -74,6 +74,11 @@ class MalformedType(ValueError):
         self.element = element
 
 
+class UnsizedType(MalformedType):
+    """A valid memdesc type this module cannot size: a padded shared layout (`#ttg.padded_shared`), whose
+    buffers are not a fixed number of bytes apart (Triton pads inside and between them)."""
+
+
 # TMEM encoding parameters the sizes are computed from: positive integers (`twoCTAs`: true or false)
 _TMEM_INTS = ("blockM", "blockN", "colStride", "CTASplitM", "CTASplitN")
 
@@ -216,6 +221,8 @@ def parse_memdesc(type_text: str, aliases: dict | None = None) -> MemDesc | None
     for r in rest:
         if re.fullmatch(r"\d+(x\d+)*", r):
             alloc_shape = tuple(int(d) for d in r.split("x"))
+    if "padded_shared" in encoding:
+        raise UnsizedType(f"the type {text} has a padded shared layout, whose bytes tlx-alias does not size")
     md = MemDesc(tuple(shape), elem, bits, encoding, space, mutable, alloc_shape, text)
     if space == TMEM and md.resolved:
         _check_tmem_params(md.tmem_params, text)

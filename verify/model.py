@@ -32,7 +32,7 @@ from tlx_alias._mlir import from_attr, ir, per_type
 
 from .encode import (INT_OPS, Encoder, _and, _attr_int, _attr_ints, _attr_str, _or, _width, add, int_var, loc_info,
                      mul, num, substitute)
-from tlx_alias.memdesc import SMEM, TMEM, MalformedType, MemDesc, parse_memdesc
+from tlx_alias.memdesc import SMEM, TMEM, MalformedType, MemDesc, UnsizedType, parse_memdesc
 
 from . import wellformed
 from .wellformed import MalformedIR
@@ -353,6 +353,8 @@ class ModelBuilder:
             except MalformedType as exc:   # bad input: named at the op that makes (or receives) the value
                 owner = value.owner.region.owner if isinstance(value, ir.BlockArgument) else value.owner
                 owner = getattr(owner, "operation", owner)
+                if isinstance(exc, UnsizedType):   # valid IR this checker cannot size
+                    raise MalformedIR(owner, f"{owner.name}: {exc}", unsupported=True) from None
                 if exc.element is None:
                     raise MalformedIR(owner, f"{owner.name}: {exc}") from None
                 try:      # an element type MLIR reads (e.g. complex<f32>) is valid IR this checker cannot size

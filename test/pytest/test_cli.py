@@ -292,3 +292,25 @@ def test_a_proof_that_crashes_is_reported_as_such_and_the_rest_checked(capsys, m
     assert code == 2 and results(out) == {BUG: "UNREADABLE", SEED: "SAFE"}
     assert err == (f"tlx-verify: error: {BUG}: the proof failed on this input: RuntimeError: boom (a tlx-verify "
                    "bug; please report it with this file)\n")
+
+
+PADDED = """\
+#padded = #ttg.padded_shared<[64:+64] {order = [1, 0], shape = [64, 1024]}>
+#smem = #ttg.shared_memory
+"builtin.module"() ({
+  "tt.func"() <{function_type = () -> (), sym_name = "k", sym_visibility = "public"}> ({
+    %a = "ttg.local_alloc"() : () -> !ttg.memdesc<64x1024xf16, #padded, #smem, mutable> loc("k.py":7:5)
+    "tt.return"() : () -> ()
+  }) : () -> ()
+}) {ttg.target = "cuda:90", "ttg.num-warps" = 4 : i32} : () -> ()
+"""
+
+
+def test_a_padded_shared_layout_is_refused_as_unsupported_not_proven(tmp_path, capsys):
+    """Triton pads inside and between the buffers of a padded layout (64 x 1024 fp16 with 64 of padding per 64
+    takes 262,016 bytes, not 131,072): sized as unpadded, P6 said "proven" on an allocation over the SM's
+    limit. The checker does not size it: the file is unsupported input, nothing proven."""
+    code, out, err = run(capsys, write(tmp_path / "padded.mlir", PADDED.encode()))
+    assert code == 2, (out, err)
+    assert results(out) == {str(tmp_path / "padded.mlir"): "UNREADABLE"}
+    assert "unsupported IR" in err and "padded shared layout" in err and "nothing in this file was checked" in err
