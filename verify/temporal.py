@@ -1,11 +1,15 @@
-"""P7, the temporal proof: bytes that two views share are never accessed by both at the same time.
+"""P7, the temporal proof: accesses to shared bytes are ordered, and no buffer reads what another overwrote.
 
 P1-P6 prove *where* views lie; views that a reuse tree declares `shared` (or hand-aliased views) occupy the
-same bytes by design, so their accesses must be ordered in *time*. P7 checks, for every two accesses
-through different tenants of one allocation (a tenant: the allocation itself, each TLX view, each
-`memdesc_reinterpret`) whose byte (TMEM: column) ranges overlap and of which one writes, that the earlier
-one has *completed* before the later one starts, in the happens-before order the kernel's own
-synchronization creates.
+same bytes by design, so their accesses must be ordered in *time*. P7 checks, for every two accesses to
+overlapping bytes (TMEM: columns) of an allocation that is shared (a TLX backing, or one reached through
+reinterprets, slices or several views), one of them a write, that the earlier one has *completed* before
+the later one starts, in the happens-before order the kernel's own synchronization creates: accesses
+through different tenants (the allocation itself, each TLX view, each `memdesc_reinterpret`), and accesses
+of one tenant to its own bytes (a ring slot reloaded while a wgmma still reads it) where both footprints
+are exact. And a read through a declared buffer (a TLX view) of bytes that another declared buffer wrote
+over after it, ordered or not, is a violation too: the two were live at the same time (TLX's `shared`
+promises they are not).
 
 How: bounded concrete execution (`Sim`). The kernel's control and integer program runs for a few values of
 its integer arguments (`RUNS`, program 0 of 1: a persistent kernel then walks several tiles), every buffer
@@ -29,10 +33,11 @@ them): the schedule with the least ordering for a given interleaving.
 
 What it does not cover (a run is not all runs): the argument values of `RUNS` only, one interleaving of the
 partitions per run, program 0 of 1, warps of one partition as one thread (relies on Membar), the generic
-and async proxies not distinguished (`fence_async_shared` is not checked), accesses of one tenant to its
-own bytes (ring-slot reuse within one view), other CTAs of a cluster. A run that cannot go on (a value it
-cannot compute, an op touching aliased memory whose timing it does not model, a deadlock, its budget)
-makes P7 "cannot prove" for the allocations it covers, with the reason.
+and async proxies not distinguished (`fence_async_shared` is not checked), accesses of one tenant whose
+bytes it does not place exactly (slices along an inner dimension), allocations nothing shares (one view,
+no spec), other CTAs of a cluster. A run that cannot go on (a value it cannot compute, an op touching
+aliased memory whose timing it does not model, a deadlock, its budget) makes P7 "cannot prove" for the
+allocations it covers, with the reason.
 """
 from __future__ import annotations
 
@@ -52,8 +57,9 @@ from .props import PROVEN, UNKNOWN, VIOLATION, Verdict, reuse_relation
 
 # Every integer kernel argument takes each value in turn, one run each. A loop run `n` times (7, 6, 5, 256) or
 # over cdiv(n, 64) blocks (1, 2, 3, 4, 6) then ends on every slot of a ring of 2, 3 or 4 (over blocks of 32 or
-# 128: of 2 or 3); 384 gives floor(n / 128) = 3 blocks (blackwell_attention's key blocks). Small runs cost little.
-RUNS = (256, 384, 192, 128, 7, 6, 5)
+# 128: of 2 or 3); 384 gives floor(n / 128) = 3 blocks (blackwell_attention's key blocks); 3, 2 and 1 give loops
+# of one to three trips (a prologue of STAGES - 1 unpredicated loads overruns them). Small runs cost little.
+RUNS = (256, 384, 192, 128, 7, 6, 5, 3, 2, 1)
 MAX_STEPS = 20_000           # ops executed per run by default (TLX_ALIAS_P7_STEPS; over it: retried with the
                              # arguments / 4)
 GC_STEPS = 1_000             # ops between two passes of `Sim.forget`
@@ -267,7 +273,8 @@ class Sim(Bindings):
         self.violations: list = []
         self.seen_pairs: set = set()
         self.events = deque(maxlen=TRACE_EVENTS)   # (thread name, text or Access): the last events, for --trace
-        self.checked: dict = {}          # alloc name -> overlapping pairs checked (one of them a write)
+        self.checked: dict = {}          # alloc name -> overlapping pairs of two views checked (one a write)
+        self.own: dict = {}              # alloc name -> overlapping pairs within one view checked (one a write)
         self.met: set = set()            # alloc names two tenants' accesses met on (overlapping bytes)
         self.threads: list = []
         self.uids = 0
@@ -459,12 +466,13 @@ class Sim(Bindings):
                            "when it reads or writes")
 
     def aliased(self, alloc) -> bool:
-        """An allocation that two tenants may share: a TLX backing, several views, or a borrowed buffer."""
+        """An allocation whose bytes are shared: a TLX backing, a borrowed buffer, or several views (reinterprets,
+        slices; two of one name, e.g. made by one helper, are still two; a transpose or reshape is its source)."""
         try:
             return self._aliased[alloc]
         except KeyError:
             out = self._aliased[alloc] = bool(alloc.spec) or any(s.borrow for s in alloc.subs) or \
-                len({v.name for v in alloc.views if not v.backing}) > 1
+                len([v for v in alloc.views if not v.backing and v.origin != "view"]) > 1
             return out
 
     # -- control flow
@@ -613,21 +621,47 @@ class Sim(Bindings):
         self.events.append((th.name, a))
         self.tenants.setdefault(f.alloc.name, {})[f.tenant] = f.label
         front = self.frontier.setdefault(f.alloc.name, {})
+        reads_buffer = not write and f.exact and _declared(f)
+        overwritten = []                 # writes through other declared buffers this read is ordered after
         for (tenant, lo, hi), olds in front.items():
-            if tenant == f.tenant or hi <= f.lo or f.hi <= lo:
+            if hi <= f.lo or f.hi <= lo:
                 continue
-            self.met.add(f.alloc.name)
+            same = tenant == f.tenant    # one view's own bytes (a ring slot reused): only where both are exact
+            if not same:
+                self.met.add(f.alloc.name)
             for old in olds:
-                if not (old.write or write):
+                if not (old.write or write) or (same and not (f.exact and old.foot.exact)):
                     continue
-                self.checked[f.alloc.name] = self.checked.get(f.alloc.name, 0) + 1
+                counts = self.own if same else self.checked
+                counts[f.alloc.name] = counts.get(f.alloc.name, 0) + 1
                 why = self.unordered(old, a)
                 if why:
                     self.report(old, a, max(lo, f.lo), min(hi, f.hi), why)
+                elif reads_buffer and not same and old.foot.exact and _declared(old.foot):
+                    overwritten.append(old)
+        for old in overwritten:
+            self._clobbered(front, old, a)
         key = (f.tenant, f.lo, f.hi)
         keep = [o for o in front.get(key, []) if not (self.hb(o, a) and (write or not o.write))]
         front[key] = keep + [a]
         return a
+
+    def _clobbered(self, front, old: Access, a: Access):
+        """`a` reads bytes of its buffer that `old`, a write through another declared buffer ordered before it,
+        overwrote: unless `a`'s own buffer wrote them again since, it reads the other buffer's data (its own was
+        overwritten while still in use: the two were live at the same time)."""
+        lo, hi = max(old.foot.lo, a.foot.lo), min(old.foot.hi, a.foot.hi)
+        again = [w for (tenant, _, _), ws in front.items() if tenant == a.foot.tenant
+                 for w in ws if w.write and w.uid > old.uid and w.foot.lo < hi and lo < w.foot.hi]
+        if any(not w.foot.exact for w in again):
+            return   # written again through slices P7 does not place (e.g. along an inner dim): taken as covered
+        for wlo, whi in sorted((w.foot.lo, w.foot.hi) for w in again):   # do the later writes cover [lo, hi)?
+            if wlo <= lo < whi:
+                lo = whi
+        if lo < hi:
+            self.report(old, a, lo, hi, f"{a.foot.label} reads bytes that {old.foot.label} wrote over at "
+                        f"{self.src(old.op)} after {a.foot.label} last wrote them: the two buffers were live at the "
+                        "same time", kind="clobber")
 
     def hb(self, a: Access, b: Access) -> bool:
         if a.kind == b.kind == "tcgen05" and a.thread is b.thread and a.seq < b.seq:
@@ -645,12 +679,13 @@ class Sim(Bindings):
         return (f"{a.thread.name} finished it, but nothing orders that before {b.thread.name}'s access: no mbarrier "
                 f"wait in {b.thread.name} observes a phase released after it")
 
-    def report(self, a, b, lo, hi, why):
+    def report(self, a, b, lo, hi, why, kind=None):
         pair = (a.op, b.op)
         if pair in self.seen_pairs or len(self.violations) >= MAX_VIOLATIONS:
             return
         self.seen_pairs.add(pair)
-        self.violations.append(Violation(a, b, lo, hi, why, list(self.events), a.kind if a.end is None else "sync"))
+        kind = kind or (a.kind if a.end is None else "sync")
+        self.violations.append(Violation(a, b, lo, hi, why, list(self.events), kind))
 
     def forget(self):
         """Drop from every clock the keys of TMA loads no later check can ask about (those no longer in an
@@ -989,15 +1024,17 @@ def _step_of(name: str):
 
 FIX_P7 = {
     "tma-load": "wait on the load's mbarrier (`mbarrier.wait(bar, phase)` with the parity of the phase its bytes "
-                "complete) before the other view touches these bytes",
-    "tma-store": "retire the TMA store with `tma.store_wait(0)` (or a count that covers it) before the other view "
-                 "touches these bytes",
-    "wgmma": "retire the wgmma with `warpgroup_mma_wait(0)` (or a count that covers it) before the other view "
-             "touches these bytes",
+                "complete) before these bytes are accessed again",
+    "tma-store": "retire the TMA store with `tma.store_wait(0)` (or a count that covers it) before these bytes "
+                 "are accessed again",
+    "wgmma": "retire the wgmma with `warpgroup_mma_wait(0)` (or a count that covers it) before these bytes "
+             "are accessed again",
     "tcgen05": "wait on an mbarrier the MMA arrives on (`mbarriers=[...]`, or a `tcgen05_commit` after it) "
-               "before the other view touches these bytes",
+               "before these bytes are accessed again",
     "sync": "make the second partition wait on an mbarrier that the first one arrives on after its access (and "
             "check the wait's phase parity)",
+    "clobber": "finish with the first view's data before the other view writes over it, or give the two buffers "
+               "bytes of their own (a `distinct` reuse group, or an allocation without reuse=)",
 }
 
 
@@ -1022,6 +1059,12 @@ def _fix_unexercised(shrunk, budget) -> str:
 
 def _cannot_prove(alloc, detail, fix, **data) -> Verdict:
     return Verdict("P7", alloc.name, UNKNOWN, CHECK_P7, detail, alloc.src, fix, data=data)
+
+
+def _declared(f: Foot) -> bool:
+    """Is `f` seen through a buffer the kernel declared in a spec (a TLX view), not the backing itself or a
+    reinterpret? Only such buffers promise not to be live while another overwrites their bytes."""
+    return bool(f.alloc.spec) and f.tenant != f.alloc.name and not f.tenant.startswith("reinterpret@")
 
 
 def _tenant_key(op) -> str:
@@ -1061,12 +1104,17 @@ def _borrowed_by(sub, borrow) -> bool:
 
 
 def _declares_sharing(kernel, alloc) -> bool:
-    """Do two tenants of `alloc` share bytes by declaration? A hand-aliased buffer always (a reinterpret lies
-    on what it borrows); a TLX spec when two of its buffers meet in a group of its reuse tree that is not
+    """Do two tenants of `alloc` share bytes by declaration? A hand-aliased buffer when one buffer is borrowed (a
+    reinterpret lies on what it borrows) or two views it is accessed through overlap (the halves of a buffer
+    cut with `.slice` do not); a TLX spec when two of its buffers meet in a group of its reuse tree that is not
     `distinct`, or it has no tree (TLX's default: every buffer from offset 0). A spec whose tree is `distinct`
     throughout shares nothing, and runs that order no pair of its accesses are what P3-P5 predict."""
-    if not alloc.spec:
-        return True
+    if not alloc.spec:   # hand-aliased: a borrow lies on what it borrows; views (slices) where two overlap
+        if any(s.borrow for s in alloc.subs):
+            return True
+        seen = [v for v in alloc.views if v.accessed_at and not v.backing and v.origin != "view"]
+        return any(not (v.exact and w.exact) or (v.offset < w.offset + w.extent and w.offset < v.offset + v.extent)
+                   for k, v in enumerate(seen) for w in seen[k + 1:])
     views = [v for v in alloc.views if v.alloc_id and not v.backing]
     if any(v.no_tree for v in views):
         return len({v.alloc_id for v in views}) > 1
@@ -1156,8 +1204,9 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
                                      f"arguments = {ran}) never reached {'; '.join(unreached)}: the sharing "
                                      "was never exercised", _fix_unexercised(shrunk, budget)))
             continue
-        if len(tenants) < 2:   # fewer than two views touched it, none the runs missed shares bytes: nothing to order
-            continue
+        own = sum(sim.own.get(a.name, 0) for sim in sims)
+        if len(tenants) < 2 and not own:   # fewer than two views touched it, none the runs missed shares bytes,
+            continue                       # and no view met its own bytes: nothing to order
         if hung_above:
             # a kernel's domain is "arguments large enough" (fewer blocks than its prologue assumes hang it): a
             # deadlock at a value above one that completed is the kernel hanging where it should run
@@ -1192,7 +1241,8 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
         note += f"; {', '.join(str(h[0]) for h in hung)} deadlocked (below every run that completed: outside the " \
             "kernel's domain)" if hung else ""
         out.append(Verdict("P7", a.name, PROVEN,
-                           f"{checked} overlapping accesses of {names} ordered on {len(sims)} bounded runs "
+                           f"{checked} overlapping accesses of {names} ordered, and {own} of one view to its own "
+                           f"bytes, on {len(sims)} bounded runs "
                            f"(integer arguments = {', '.join(str(s.arg_value) for s in sims)}{note})"))
     return out
 

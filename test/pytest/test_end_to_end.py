@@ -105,6 +105,62 @@ def test_layout_error_names_the_kernel_line():
 
 
 @gluon.jit
+def live_siblings_kernel(out_ptr, CLOBBER: gl.constexpr):
+    # x and y share their bytes (a `shared` group): x's tile must be dead before y is written
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    x = tlx.local_alloc((64, 64), gl.float32, 1, tlx.storage_kind.smem, reuse=spec)
+    y = tlx.local_alloc((64, 64), gl.float32, 1, tlx.storage_kind.smem, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(x, y, group_type=tlx.reuse_group_type.shared))
+    offs = gl.arange(0, 64, layout=gl.SliceLayout(1, BLOCKED))
+    tile = gl.full((64, 64), 1.0, gl.float32, BLOCKED)
+    x.index(0).store(tile)
+    if CLOBBER:
+        y.index(0).store(tile * 2.0)  # LINE-Y-OVER-X
+        got = x.index(0).load(BLOCKED)  # LINE-X-READ
+    else:
+        got = x.index(0).load(BLOCKED)
+        y.index(0).store(got * 2.0)
+    gl.store(out_ptr + offs, gl.sum(got + y.index(0).load(BLOCKED), axis=1))
+
+
+def test_a_buffer_read_after_its_shared_sibling_wrote_over_it_stops_the_compile():
+    """x written, y written over x's bytes, x read: every access in program order, so no two race, and yet x
+    returns y's data. P7 names the write and the read (it said "proven" before it followed what a read returns);
+    reading x before y is written compiles."""
+    compile_kernel(live_siblings_kernel, {"out_ptr": "*fp32"}, {"CLOBBER": False})
+    with pytest.raises(TlxAliasError) as info:
+        compile_kernel(live_siblings_kernel, {"out_ptr": "*fp32"}, {"CLOBBER": True})
+    text = str(info.value)
+    assert "[tlx-verify P7] violation" in text and "the two buffers were live at the same time" in text, text
+    assert f"write of y by ttg.local_store at {__file__}:{_line_of('LINE-Y-OVER-X')}" in text, text
+    assert f"read of x by ttg.local_load at {__file__}:{_line_of('LINE-X-READ')}" in text, text
+    assert info.value.src == f"{__file__}:{_line_of('LINE-X-READ')}"
+
+
+@gluon.jit
+def padded_beside_spec_kernel(out_ptr):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    a = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)
+    padded: gl.constexpr = gl.PaddedSharedLayout.with_identity_for([[64, 64]], [64, 64], [1, 0])
+    staging = gl.allocate_shared_memory(gl.float32, [64, 64], padded)  # LINE-PADDED
+    offs = gl.arange(0, 64, layout=gl.SliceLayout(1, BLOCKED))
+    staging.store(a.index(1).load(BLOCKED))
+    gl.store(out_ptr + offs, gl.sum(staging.load(BLOCKED), axis=1))
+
+
+def test_memory_the_proof_cannot_size_stops_the_compile_at_its_line():
+    """A padded shared layout beside a spec: the proof cannot size its bytes (Triton pads inside and between
+    buffers), so it proves nothing of the kernel and says so at that allocation, with the way out; it is not
+    sized as unpadded and called proven (P6 did, on a kernel over the SM's limit)."""
+    with pytest.raises(TlxAliasError) as info:
+        compile_kernel(padded_beside_spec_kernel, {"out_ptr": "*fp32"})
+    text = str(info.value)
+    assert "cannot prove anything of this kernel" in text and "padded shared layout" in text, text
+    assert "TLX_ALIAS_PROOF=off" in text, text
+    assert info.value.src == f"{__file__}:{_line_of('LINE-PADDED')}"
+
+
+@gluon.jit
 def unused_leaf_kernel(out_ptr):
     spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
     used = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)

@@ -131,7 +131,8 @@ def test_proof_settles_every_property(dtype, share, stages):
 
 def test_proof_catches_the_slot_released_before_the_store_has_read_it():
     """Drop the `tma.store_wait(0)` before consumer 0's deferred release of its epilogue slot: the producer may
-    then refill B[s] while the TMA store still reads C[s] on the same bytes. P7 must name that pair."""
+    then refill B[s] while the TMA store still reads C[s] on the same bytes. P7 must name that pair (and may
+    name the next epilogue's write of C[s] over the store's source beside it: the same missing wait)."""
     ttgir = kernel().ttgir
     default = ttgir[ttgir.index("ttg.warp_specialize("):]
     first = re.search(r"ttng\.async_tma_store_wait \{pendings = 0 : i32", default).start()   # 3.9 adds read_only
@@ -142,7 +143,8 @@ def test_proof_catches_the_slot_released_before_the_store_has_read_it():
     report = proof_report(mutant)
     p7 = [v for v in report.violations if v.prop == "P7"]
     assert p7, "P7 did not catch the early release"
-    assert {tuple(sorted(v.data["views"])) for v in p7} == {("b_ring", "c_ring")}
+    pairs = {tuple(sorted(v.data["views"])) for v in p7}
+    assert ("b_ring", "c_ring") in pairs and pairs <= {("b_ring", "c_ring"), ("c_ring", "c_ring")}, pairs
     assert {v.data["ops"][0] for v in p7} == {"ttng.async_tma_copy_local_to_global"}
 
 

@@ -1,7 +1,8 @@
 """P7 against an independent oracle (test/tools/p7_oracle.py) on synchronization mutants of real kernels.
 
 A small fixed subset of `python test/tools/p7_mutate.py` (the whole table is in the README): every mutant
-the oracle finds a cross-view hazard in must be a P7 violation whose two lines are a pair the oracle found;
+the oracle finds a hazard of P7's scope in (two views, or one view of a shared allocation) must be a P7
+violation whose two lines are a pair the oracle found;
 the unmutated kernels must be proven by P7 and safe for the oracle; the oracle itself must flag seeded bugs
 and pass their correct variants (it is a judge only if it can fail).
 """
@@ -111,14 +112,15 @@ def test_unmutated_kernel_proven_and_safe(outcomes, kernel):
 
 @pytest.mark.parametrize("kernel", [k for k, _ in SUBSET])
 def test_every_oracle_unsafe_mutant_is_caught(outcomes, kernel):
-    """Each mutant with a cross-view hazard is a P7 violation naming both ops' lines, a pair the oracle found."""
+    """Each mutant with a hazard in P7's scope (two views, or one view of a shared allocation) is a P7 violation
+    naming both ops' lines, a pair the oracle found."""
     _, _, got = outcomes[kernel]
     assert got and not [o for o in got if o.verdict in ("unsupported", "invalid")]
     unsafe = [o for o in got if o.verdict in ("caught", "missed")]
     assert unsafe, "the subset must contain unsafe mutants"
     for o in unsafe:
         assert o.verdict == "caught", f"{o.op} {o.target}: oracle {o.oracle.summary()}, P7 {o.p7}"
-        assert o.pair_ok, f"{o.op} {o.target}: P7 {o.found}, oracle {[str(h) for h in o.oracle.cross]}"
+        assert o.pair_ok, f"{o.op} {o.target}: P7 {o.found}, oracle {[str(h) for h in o.oracle.scoped]}"
         assert all(line in d for pair, d in zip(o.found, o.details) for line in pair), o.details
 
 

@@ -7,11 +7,17 @@ plugin: on the CPU the lowered views must sit at TLX's offsets and stride; on a 
 the kernel writes every buffer, leaf after leaf, index after index, with a barrier after each, and reads every
 buffer back. The host predicts each read by replaying the same writes on a byte array at TLX's offsets, so a
 buffer that lands anywhere else (alignment, stride, a distinct sibling on the wrong bytes) reads wrong bytes.
+
+Reading a buffer back after a `shared` sibling wrote over it returns the sibling's bytes: that is how these
+kernels show where the siblings lie, and what P7 calls a read of a buffer that was no longer live (a
+violation that stops a compile). Here the proof runs with TLX_ALIAS_PROOF=warn, and the CPU test checks that
+P7 warns exactly for the cases whose replay has a buffer read back bytes another leaf wrote last.
 """
 import importlib.util
 import json
 import os
 import sys
+import warnings
 
 import pytest
 
@@ -76,6 +82,25 @@ def kernel_source(case):
         *body, ""])
 
 
+def read_over(case) -> bool:
+    """Does some buffer read back bytes that another leaf wrote after it (the replay of `expected_bytes`)?"""
+    stride = case["stride"]
+    owner = [None] * (stride * max(num for _, num in case["leaves"].values()))
+    for name, (units, num) in case["leaves"].items():
+        for i in range(num):
+            base = case["offsets"][name] + i * stride
+            owner[base:base + units] = [name] * units
+    return any(owner[p] != name for name, (units, num) in case["leaves"].items() for i in range(num)
+               for p in range(case["offsets"][name] + i * stride, case["offsets"][name] + i * stride + units))
+
+
+@pytest.fixture(autouse=True)
+def _proof_warns(monkeypatch):
+    monkeypatch.setenv("TLX_ALIAS_PROOF", "warn")   # the read-backs over siblings are on purpose (module doc)
+    monkeypatch.setenv("TRITON_ALWAYS_COMPILE", "1")   # the proof's warnings come from a compile (two cases
+                                                       # make the same kernel: the second would be a cache hit)
+
+
 def expected_bytes(case):
     """Replay the kernel's writes on a byte array at TLX's offsets and read every buffer back (the oracle)."""
     stride = case["stride"]
@@ -118,10 +143,15 @@ def test_the_cases_cover_alignment_and_nesting():
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_gluon_kernel_is_placed_as_tlx_places_it(case, kernels):
-    compiled = compile_for(kernels[case["name"]], {"out_ptr": "*i8"}, target=HOPPER)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = compile_for(kernels[case["name"]], {"out_ptr": "*i8"}, target=HOPPER)
     views = {name: view for name, view, _ in lowered_views(compiled.ttgir)}
     assert {name: views[name].offset for name in case["leaves"]} == case["offsets"]
     assert {views[name].stride for name in case["leaves"]} == {case["stride"]}
+    p7 = [str(w.message) for w in caught if "[tlx-verify P7] violation" in str(w.message)]
+    assert bool(p7) == read_over(case), p7
+    assert all("the two buffers were live at the same time" in m for m in p7), p7
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

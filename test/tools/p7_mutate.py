@@ -22,17 +22,19 @@ Oracle: `p7_oracle.judge`, every interleaving and async completion order of the 
 integer argument = each of `VALUES` that the unmutated kernel runs to completion with (a value at which
 the correct kernel hangs is outside its domain). Verdicts per mutant:
 
-  caught      the oracle finds a hazard between two views (P7's pairs) and P7 reports a violation
-  missed      the oracle finds such a hazard and P7 does not (`cannot prove` counted apart)
-  one-view    the oracle finds hazards within one view only: outside P7's pairs (P7 flagging one: false alarm)
+  caught      the oracle finds a hazard and P7 reports a violation
+  missed      the oracle finds a hazard in P7's scope (between two views, or within one view of an
+              allocation that is shared: a spec's backing, or accessed through two views) and P7 does not
+              (`cannot prove` counted apart)
+  outside     the oracle finds hazards only within the one view of an allocation nothing else shares
   equivalent  no hazard in any interleaving (the mutant may hang: column `hang`); P7 flagging one: false alarm
   unsupported the oracle cannot build the model (reported, expected 0)
 
 `--mixed`: P7 runs every integer argument at one value; a hazard only some M, N, K apart show is outside its
 runs. For the kernels in `MIXED` each mutant P7 proves is judged again by the oracle at every assignment of
 the values `MIXED` lists to the kernel's roles (M, N, K; n_tiles, k_tiles) with two roles apart, where the
-unmutated kernel is a small model that completes: a cross-view hazard there is a mutant P7 misses by its runs'
-design.
+unmutated kernel is a small model that completes: a hazard in P7's scope there is a mutant P7 misses by its
+runs' design.
 """
 from __future__ import annotations
 
@@ -255,7 +257,7 @@ class Outcome:
     kernel: str
     op: str
     target: str
-    verdict: str                # caught | missed | one-view | equivalent | unsupported | invalid
+    verdict: str                # caught | missed | outside | equivalent | unsupported | invalid
     p7: str                     # violation | proven | unknown | none
     oracle: object = None       # p7_oracle.Verdict
     found: list = field(default_factory=list)     # P7's violations: (first line, second line)
@@ -266,7 +268,7 @@ class Outcome:
 
     @property
     def false_alarm(self) -> bool:
-        return self.p7 == "violation" and self.verdict in ("one-view", "equivalent")
+        return self.p7 == "violation" and self.verdict == "equivalent"
 
 
 def _line_no(src: str) -> str:
@@ -287,13 +289,15 @@ def judge(kernel, op, target, text, values) -> Outcome:
     except p7_oracle.Unsupported as exc:
         return Outcome(kernel, op, target, "unsupported", status, note=str(exc), text=text)
     found = [tuple(v.data["lines"]) for v in bad]
-    pairs = {(h.first[1], h.second[1]) for h in o.cross}
+    pairs = {(h.first[1], h.second[1]) for h in o.hazards}
     pairs |= {(b, a) for a, b in pairs}
     pair_ok = bool(found) and any((a.rsplit("/", 1)[-1], b.rsplit("/", 1)[-1]) in pairs for a, b in found)
-    if o.cross:
-        verdict = "caught" if bad else "missed"
+    if o.unsafe and bad:
+        verdict = "caught"
+    elif o.scoped:
+        verdict = "missed"
     elif o.unsafe:
-        verdict = "one-view"
+        verdict = "outside"
     else:
         verdict = "equivalent"
     note = "" if o.complete else "oracle incomplete"
@@ -313,7 +317,7 @@ def mixed_runs(kernel) -> list:
 
 
 def mixed(kernel, text, outcomes) -> list:
-    """The mutants P7 proves that the oracle finds a cross-view hazard in at mixed arguments: (outcome, run)."""
+    """The mutants P7 proves that the oracle finds a hazard of P7's scope in at mixed arguments: (outcome, run)."""
     runs = []
     for r in mixed_runs(kernel):
         try:
@@ -328,13 +332,13 @@ def mixed(kernel, text, outcomes) -> list:
             continue
         for r in runs:
             try:
-                if p7_oracle.judge(o.text, (r,)).cross:
+                if p7_oracle.judge(o.text, (r,)).scoped:
                     found.append((o, r))
                     break
             except p7_oracle.Unsupported:
                 continue
     print(f"{kernel}: mixed arguments: {len(runs)} runs; {sum(o.p7 == 'proven' for o in outcomes)} mutants P7 "
-          f"proves, {len(found)} with a cross-view hazard at mixed arguments", file=sys.stderr)
+          f"proves, {len(found)} with a hazard in P7's scope at mixed arguments", file=sys.stderr)
     return found
 
 
@@ -347,7 +351,7 @@ def run(kernel, text, ops=None, values=None) -> list:
     return out
 
 
-COLS = ("mutants", "unsafe", "in P7 scope", "caught", "pair ok", "missed", "(unproven)", "one-view", "equivalent",
+COLS = ("mutants", "unsafe", "in P7 scope", "caught", "pair ok", "missed", "(unproven)", "outside", "equivalent",
         "hang", "false alarm", "cannot prove", "incomplete")
 
 
@@ -355,13 +359,13 @@ def counts(outcomes) -> dict:
     n = lambda f: sum(1 for o in outcomes if f(o))  # noqa: E731
     return {
         "mutants": len(outcomes),
-        "unsafe": n(lambda o: o.verdict in ("caught", "missed", "one-view")),
+        "unsafe": n(lambda o: o.verdict in ("caught", "missed", "outside")),
         "in P7 scope": n(lambda o: o.verdict in ("caught", "missed")),
         "caught": n(lambda o: o.verdict == "caught"),
         "pair ok": n(lambda o: o.verdict == "caught" and o.pair_ok),
         "missed": n(lambda o: o.verdict == "missed"),
         "(unproven)": n(lambda o: o.verdict == "missed" and o.p7 == "unknown"),
-        "one-view": n(lambda o: o.verdict == "one-view"),
+        "outside": n(lambda o: o.verdict == "outside"),
         "equivalent": n(lambda o: o.verdict == "equivalent"),
         "hang": n(lambda o: o.verdict == "equivalent" and o.oracle is not None and o.oracle.hang),
         "false alarm": n(lambda o: o.false_alarm),

@@ -26,7 +26,9 @@ Two steps, both written here from the PTX semantics, not from P7's code:
    only for synchronous ones. A state where every thread is blocked is a hang.
 
 A hazard is "cross-view" when the two accesses go through different views (the allocation, a TLX view
-`tlx.alloc`, a `memdesc_reinterpret`), the pairs P7 checks; "one-view" otherwise (P7 does not look there).
+`tlx.alloc`, a `memdesc_reinterpret`), "one-view" otherwise; it is "shared" when its allocation is a TLX
+spec's backing or is accessed through two views in the unrolled kernel: the allocations P7 checks (a
+one-view hazard of an allocation with one view and no spec is outside P7's scope).
 
 Shared with P7 (on purpose; not the judgment): Triton's parser and the bridge to the upstream bindings
 (`verify.source.load_triton`), memdesc sizes (`tlx_alias.memdesc`, proven by P1-P6's tests),
@@ -87,7 +89,8 @@ class Hazard:
     alloc: str
     lo: int
     hi: int
-    cross: bool                # through different views (P7's pairs)
+    cross: bool                # through different views
+    shared: bool = True        # its allocation is a spec's backing or accessed through two views (P7's scope)
 
 
 @dataclass
@@ -106,6 +109,11 @@ class Verdict:
     @property
     def cross(self) -> list:
         return sorted((h for h in self.hazards if h.cross), key=str)
+
+    @property
+    def scoped(self) -> list:
+        """The hazards P7's pairs cover: between two views, or within one view of a shared allocation."""
+        return sorted((h for h in self.hazards if h.cross or h.shared), key=str)
 
     def summary(self) -> str:
         if self.hazards:
@@ -182,6 +190,7 @@ class Unroll:
         self.env: dict = {}
         self.traces: list = []
         self.allocs: list = []         # names
+        self.backings: set = set()     # numbers of the allocations that are a TLX spec's backing (`tlx.backing`)
         self.bars: dict = {}           # (alloc, lo) -> barrier number
         self.count = 0
         funcs = [_op(o) for o in module.body.operations if _op(o).name == "tt.func"]
@@ -334,6 +343,8 @@ class Unroll:
             r = op.results[0]
             md = self.md(r)
             self.allocs.append(f"{_name(r)} ({_src(op)})")
+            if _str_attr(op, "tlx.backing"):
+                self.backings.add(len(self.allocs) - 1)
             f = Foot(len(self.allocs) - 1, 0, md.size, ("alloc", len(self.allocs) - 1), _name(r))
             self.env[r] = f
             if len(op.operands) and not _is_bar(r):
@@ -492,6 +503,13 @@ def explore(u: Unroll, max_states: int = MAX_STATES) -> Verdict:
     def accs(ev):
         return [(f, False) for f in ev.reads] + [(f, True) for f in ev.writes]
 
+    views: dict = {}
+    for trace in traces:
+        for ev in trace:
+            for f, _ in accs(ev):
+                views.setdefault(f.alloc, set()).add(f.view)
+    shared = set(u.backings) | {a for a, keys in views.items() if len(keys) > 1}
+
     cur = [None]
 
     def record(new_ev, new, old_ev, old):
@@ -499,7 +517,7 @@ def explore(u: Unroll, max_states: int = MAX_STATES) -> Verdict:
         lo, hi = max(fa.lo, fb.lo), min(fa.hi, fb.hi)
         h = Hazard((old_ev.op, old_ev.src, "write" if wa else "read", fa.name),
                    (new_ev.op, new_ev.src, "write" if wb else "read", fb.name),
-                   u.allocs[fa.alloc], lo, hi, fa.view != fb.view)
+                   u.allocs[fa.alloc], lo, hi, fa.view != fb.view, fa.alloc in shared)
         if h not in out.hazards:
             out.hazards.add(h)
             out.witness[h] = schedule(cur[0]) + [f"  -> {new_ev.op} at {new_ev.src} starts while {old_ev.op} at "

@@ -11,6 +11,8 @@ sm_90a / sm_100a. `BUG` (a constexpr string) selects the slip; "none" is the cor
                                  the epilogue on slot 0), epilogue_unreached (the epilogue only past 1000
                                  blocks: no run reaches the shared bytes), second_tile_unreached (the
                                  epilogue on every run, a second tile on the next slot only past 1000 blocks)
+    ring_halves    (Hopper)      drop_wgmma_wait (the A ring is two `.slice` halves of one allocation: a hazard
+                                 within one view)
     s_p_alias      (Blackwell)   p_before_s_wait, wrong_parity
     s_p_ws         (Blackwell, warp-specialized)  arrive_early
 
@@ -154,6 +156,41 @@ def ring_block_slot(a_desc, b_desc, x_ptr, K, BUG: gl.constexpr):
     _ring_then_epilogue(a_desc, b_desc, x_ptr, gl.cdiv(K, a_desc.block_type.shape[1]), 2, BUG)
 
 
+# --- Hopper, one tile: the A tiles of a 2-deep ring are the two halves of one [2 BM, BK] allocation cut with
+# `.slice` (aliased by slices alone, no reinterpret), B a ring of its own; one wgmma kept in flight.
+# drop_wgmma_wait: `warpgroup_mma_wait(2)` leaves the wgmma of step k - 1 reading the half that step k + 1
+# loads into: a hazard between two accesses of one view (P7 said "proven" while it compared only two views).
+@gluon.jit
+def ring_halves(a_desc, b_desc, x_ptr, k_pairs, BUG: gl.constexpr):
+    BM: gl.constexpr = a_desc.block_type.shape[0]
+    BK: gl.constexpr = a_desc.block_type.shape[1]
+    BN: gl.constexpr = b_desc.block_type.shape[1]
+    a_both = gl.allocate_shared_memory(gl.bfloat16, [2 * BM, BK], a_desc.layout)
+    b_ring = gl.allocate_shared_memory(gl.bfloat16, [2, BK, BN], b_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(2):
+        mbarrier.init(ready.index(i), count=1)
+    mma_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                         instr_shape=[16, BN, 16])
+    acc = gl.zeros([BM, BN], gl.float32, mma_layout)
+    for k in range(k_pairs):
+        for s in gl.static_range(2):
+            half = a_both.slice(s * BM, BM)
+            mbarrier.expect(ready.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+            compat.tma_load(a_desc, [0, (2 * k + s) * BK], ready.index(s), half)
+            compat.tma_load(b_desc, [(2 * k + s) * BK, 0], ready.index(s), b_ring.index(s))
+            mbarrier.wait(ready.index(s), k & 1)
+            acc = warpgroup_mma(half, b_ring.index(s), acc, is_async=True)
+            if BUG == "drop_wgmma_wait":
+                acc = warpgroup_mma_wait(num_outstanding=2, deps=(acc, ))
+            else:
+                acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc, ))
+    acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc, ))
+    for i in gl.static_range(2):
+        mbarrier.invalidate(ready.index(i))
+    gl.store(x_ptr + gl.arange(0, BM, layout=gl.SliceLayout(1, mma_layout)), gl.sum(acc, 1))
+
+
 @gluon.jit
 def _borrow_s_as_p(s_tmem, BM: gl.constexpr, BN: gl.constexpr):
     # the upstream tutorial's helper: fp32 S reinterpreted as bf16 packed two per column, first BN elements
@@ -284,6 +321,8 @@ KERNELS = {  # name: (fn, signature, capability, bug classes)
     "ring_block_slot": (ring_block_slot, {"a_desc": _RING_SIG["a_desc"], "b_desc": _RING_SIG["b_desc"],
                                           "x_ptr": "*fp32", "K": "i32"}, 90,
                         ("none", "drop_wgmma_wait", "wait_slot_0", "epilogue_unreached", "second_tile_unreached")),
+    "ring_halves": (ring_halves, {"a_desc": _RING_SIG["a_desc"], "b_desc": _RING_SIG["b_desc"], "x_ptr": "*fp32",
+                                  "k_pairs": "i32"}, 90, ("none", "drop_wgmma_wait")),
     "s_p_alias": (s_p_alias, {"x_ptr": "*fp32", "n_iter": "i32"}, 100, ("none", "p_before_s_wait", "wrong_parity")),
     "s_p_ws": (s_p_ws, {"x_ptr": "*fp32", "n_iter": "i32"}, 100, ("none", "arrive_early")),
 }
