@@ -651,8 +651,11 @@ class Sim(Bindings):
         overwrote: unless `a`'s own buffer wrote them again since, it reads the other buffer's data (its own was
         overwritten while still in use: the two were live at the same time)."""
         lo, hi = max(old.foot.lo, a.foot.lo), min(old.foot.hi, a.foot.hi)
-        again = [w for (tenant, _, _), ws in front.items() if tenant == a.foot.tenant
-                 for w in ws if w.write and w.uid > old.uid and w.foot.lo < hi and lo < w.foot.hi]
+        # written again since: through the buffer itself, or through a reinterpret (a deliberate pun: whose
+        # data it writes is the kernel's to say, e.g. P stored through a view of S and read through P)
+        again = [w for (tenant, _, _), ws in front.items() for w in ws
+                 if w.write and w.uid > old.uid and w.foot.lo < hi and lo < w.foot.hi
+                 and (tenant == a.foot.tenant or not _declared(w.foot))]
         if any(not w.foot.exact for w in again):
             return   # written again through slices P7 does not place (e.g. along an inner dim): taken as covered
         for wlo, whi in sorted((w.foot.lo, w.foot.hi) for w in again):   # do the later writes cover [lo, hi)?
@@ -664,8 +667,8 @@ class Sim(Bindings):
                         "same time", kind="clobber")
 
     def hb(self, a: Access, b: Access) -> bool:
-        if a.kind == b.kind == "tcgen05" and a.thread is b.thread and a.seq < b.seq:
-            return True                  # one thread's tcgen05 MMAs run in issue order
+        if a.kind == b.kind == "tcgen05" and a.thread is b.thread and a.seq <= b.seq:
+            return True                  # one thread's tcgen05 MMAs run in issue order (one MMA reads D, then writes it)
         if a.end is None:
             return False
         k, v = a.end
@@ -933,20 +936,21 @@ def _segments(op):
 
 
 def _tcgen05_operands(sim, op):
-    """(A, B, D, predicate or None, barriers, their predicates, is async, which of A/B/D are descriptors)."""
+    """(A, B, D, use_acc or None, predicate or None, barriers, their predicates, is async, which of A/B/D are
+    descriptors)."""
     seg, ops = _segments(op), list(op.operands)
     if seg is None or len(seg) != 8:
         raise Stop(f"{op.name} at {sim.src(op)}: unexpected operands (operandSegmentSizes {seg})")
     starts = [sum(seg[:k]) for k in range(8)]
     abd = (ops[starts[0]], ops[starts[1]], ops[starts[2]])
-    return (*abd, ops[starts[5]] if seg[5] else None, ops[starts[6]: starts[6] + seg[6]],
-            ops[starts[7]: starts[7] + seg[7]], "is_async" in op.attributes,
+    return (*abd, ops[starts[4]] if seg[4] else None, ops[starts[5]] if seg[5] else None,
+            ops[starts[6]: starts[6] + seg[6]], ops[starts[7]: starts[7] + seg[7]], "is_async" in op.attributes,
             [_is_desc(v, sim.s.desc_types) for v in abd])
 
 
 def _tcgen05(sim, th, op):
-    a_v, b_v, d_v, pred_v, bars, bpreds, is_async, is_desc = sim.once(op, "tcgen05",
-                                                                      lambda op: _tcgen05_operands(sim, op))
+    a_v, b_v, d_v, acc_v, pred_v, bars, bpreds, is_async, is_desc = sim.once(
+        op, "tcgen05", lambda op: _tcgen05_operands(sim, op))
     pred = sim.env.get(pred_v) if pred_v is not None else True
     if pred is None:
         raise Stop(f"the predicate of {op.name} at {sim.src(op)} cannot be computed by this run")
@@ -955,8 +959,10 @@ def _tcgen05(sim, th, op):
     kind = "tcgen05" if is_async or bars else "sync"
     th.mma_seq += 1
     group = []
-    for v, w, desc in zip((a_v, b_v, d_v), (False, False, True), is_desc):
-        if desc:
+    # D is read too where the MMA accumulates (use_acc): what it reads must still be D's own data
+    reads_d = acc_v is not None and bool(sim.env.get(acc_v))
+    for v, w, desc in zip((a_v, b_v, d_v, d_v), (False, False, False, True), is_desc + is_desc[2:]):
+        if desc and (w or v is not d_v or reads_d):
             a = sim.access(th, op, v, w, kind, seq=th.mma_seq)
             if a is not None:
                 group.append(a)

@@ -9,6 +9,9 @@ from triton.backends.compiler import GPUTarget
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
+from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_mma
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier
+from tlx_alias import _triton as compat
 import tlx_alias.language as tlx
 from tlx_alias.kernels.demo import fa_tmem_demo_kernel, lowered_views
 from tlx_alias.errors import TlxAliasError, TlxAliasWarning
@@ -135,6 +138,74 @@ def test_a_buffer_read_after_its_shared_sibling_wrote_over_it_stops_the_compile(
     assert f"write of y by ttg.local_store at {__file__}:{_line_of('LINE-Y-OVER-X')}" in text, text
     assert f"read of x by ttg.local_load at {__file__}:{_line_of('LINE-X-READ')}" in text, text
     assert info.value.src == f"{__file__}:{_line_of('LINE-X-READ')}"
+
+
+@gluon.jit
+def rewritten_through_a_pun_kernel(out_ptr):
+    # x and y share bytes; y is used and done, then x is written whole through an int16 view of its buffer
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    x = tlx.local_alloc((64, 64), gl.float16, 1, tlx.storage_kind.smem, reuse=spec)
+    y = tlx.local_alloc((64, 64), gl.float16, 1, tlx.storage_kind.smem, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(x, y, group_type=tlx.reuse_group_type.shared))
+    offs = gl.arange(0, 64, layout=gl.SliceLayout(1, BLOCKED))
+    y.index(0).store(gl.full((64, 64), 2.0, gl.float16, BLOCKED))
+    done = gl.sum(y.index(0).load(BLOCKED).to(gl.float32), axis=1)
+    bits = compat.reinterpret(x.index(0), gl.int16, [64, 64], x.index(0).type.layout)
+    bits.store(gl.full((64, 64), 15360, gl.int16, BLOCKED))          # 1.0 in fp16, as bits
+    gl.store(out_ptr + offs, done + gl.sum(x.index(0).load(BLOCKED).to(gl.float32), axis=1))
+
+
+def test_a_buffer_rewritten_through_a_reinterpret_of_itself_reads_its_own_data():
+    """After y is done, x's bytes are written whole through an int16 `_reinterpret` of x's buffer, then read
+    through x: x reads what it wrote (a pun), not y's data. No violation (P7 called it one before a write through
+    a reinterpret counted as rewriting)."""
+    compile_kernel(rewritten_through_a_pun_kernel, {"out_ptr": "*fp32"})
+
+
+@gluon.jit
+def accumulate_over_scratch_kernel(out_ptr, n, SCRATCH_SHARES: gl.constexpr):
+    # a TMEM accumulator and a scratch tile in one spec: shared, the scratch overwrites what the MMA adds to
+    BM: gl.constexpr = 128
+    BN: gl.constexpr = 64
+    smem_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BM, BN], gl.bfloat16)
+    a_s = gl.allocate_shared_memory(gl.bfloat16, [BM, BN], smem_layout)
+    b_s = gl.allocate_shared_memory(gl.bfloat16, [BN, BN], smem_layout)
+    a_s.store(gl.zeros([BM, BN], gl.bfloat16, BLOCKED))
+    b_s.store(gl.zeros([BN, BN], gl.bfloat16, BLOCKED))
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)
+    acc = tlx.local_alloc((BM, BN), gl.float32, 1, tlx.storage_kind.tmem, reuse=spec)
+    scratch = tlx.local_alloc((BM, BN), gl.float32, 1, tlx.storage_kind.tmem, reuse=spec)
+    if SCRATCH_SHARES:
+        spec.set_buffer_overlap(tlx.reuse_group(acc, scratch, group_type=tlx.reuse_group_type.shared))
+    else:
+        spec.set_buffer_overlap(tlx.reuse_group(acc, scratch, group_type=tlx.reuse_group_type.distinct))
+    reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [BM, BN], acc.index(0).type.layout, 4)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    fence_async_shared()
+    total = gl.zeros([BM], gl.float32, gl.SliceLayout(1, reg))
+    for j in range(n):
+        scratch.index(0).store(gl.full([BM, BN], 1.0, gl.float32, reg))
+        total += gl.sum(scratch.index(0).load(reg), axis=1)
+        tcgen05_mma(a_s, b_s, acc.index(0), use_acc=j > 0, mbarriers=[bar])  # LINE-ACCUMULATE
+        mbarrier.wait(bar, j & 1)
+    mbarrier.invalidate(bar)
+    out = acc.index(0).load(reg)
+    gl.store(out_ptr + gl.arange(0, BM, layout=gl.SliceLayout(1, reg)), gl.sum(out, axis=1) + total)
+
+
+def test_an_accumulating_mma_over_a_sibling_that_wrote_its_columns_is_a_violation():
+    """`use_acc=True` reads D: with the scratch tile sharing D's columns, each step from the second on adds to
+    what the scratch wrote there. P7 names that read (it said "proven": D was a write only); distinct columns
+    compile."""
+    compile_kernel(accumulate_over_scratch_kernel, {"out_ptr": "*fp32", "n": "i32"}, {"SCRATCH_SHARES": False},
+                   target=BLACKWELL)
+    with pytest.raises(TlxAliasError) as info:
+        compile_kernel(accumulate_over_scratch_kernel, {"out_ptr": "*fp32", "n": "i32"}, {"SCRATCH_SHARES": True},
+                       target=BLACKWELL)
+    text = str(info.value)
+    assert "the two buffers were live at the same time" in text, text
+    assert f"read of acc by ttng.tc_gen5_mma at {__file__}:{_line_of('LINE-ACCUMULATE')}" in text, text
 
 
 @gluon.jit
