@@ -168,10 +168,11 @@ def accumulate_over_scratch_kernel(out_ptr, n, SCRATCH_SHARES: gl.constexpr):
     BM: gl.constexpr = 128
     BN: gl.constexpr = 64
     smem_layout: gl.constexpr = gl.NVMMASharedLayout.get_default_for([BM, BN], gl.bfloat16)
+    blocked: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
     a_s = gl.allocate_shared_memory(gl.bfloat16, [BM, BN], smem_layout)
     b_s = gl.allocate_shared_memory(gl.bfloat16, [BN, BN], smem_layout)
-    a_s.store(gl.zeros([BM, BN], gl.bfloat16, BLOCKED))
-    b_s.store(gl.zeros([BN, BN], gl.bfloat16, BLOCKED))
+    a_s.store(gl.zeros([BM, BN], gl.bfloat16, blocked))
+    b_s.store(gl.zeros([BN, BN], gl.bfloat16, blocked))
     spec = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)
     acc = tlx.local_alloc((BM, BN), gl.float32, 1, tlx.storage_kind.tmem, reuse=spec)
     scratch = tlx.local_alloc((BM, BN), gl.float32, 1, tlx.storage_kind.tmem, reuse=spec)
