@@ -361,6 +361,14 @@ class Sim(Bindings):
         self.schedule()
         return self
 
+    def close(self):
+        """Drop what refers in cycles (accesses <-> threads, generators, clocks), once the verdicts are made."""
+        for th, gen in self.threads:
+            gen.close()
+            th.wgmma.clear(), th.stores.clear(), th.mmas.clear()
+        for coll in (self.threads, self.frontier, self.events, self.violations, self.bars, self.env):
+            coll.clear()
+
     def spawn(self, th, gen):
         self.threads.append([th, gen])
 
@@ -622,7 +630,7 @@ class Sim(Bindings):
         self.tenants.setdefault(f.alloc.name, {})[f.tenant] = f.label
         front = self.frontier.setdefault(f.alloc.name, {})
         reads_buffer = not write and f.exact and _declared(f)
-        overwritten = []                 # writes through other declared buffers this read is ordered after
+        overwritten = None               # writes through other declared buffers this read is ordered after
         for (tenant, lo, hi), olds in front.items():
             if hi <= f.lo or f.hi <= lo:
                 continue
@@ -638,8 +646,8 @@ class Sim(Bindings):
                 if why:
                     self.report(old, a, max(lo, f.lo), min(hi, f.hi), why)
                 elif reads_buffer and not same and old.foot.exact and _declared(old.foot):
-                    overwritten.append(old)
-        for old in overwritten:
+                    overwritten = (overwritten or []) + [old]   # (rare: no list per access otherwise)
+        for old in overwritten or ():
             self._clobbered(front, old, a)
         key = (f.tenant, f.lo, f.hi)
         keep = [o for o in front.get(key, []) if not (self.hb(o, a) and (write or not o.write))]
@@ -1130,7 +1138,17 @@ def _declares_sharing(kernel, alloc) -> bool:
 
 def p7_temporal(kernel, path=None, runs=None) -> list:
     """P7 verdicts for the aliased allocations of one kernel (none when nothing shares bytes)."""
+    made = []
+    try:
+        return _p7(kernel, path, runs, made)
+    finally:
+        for sim in made:   # a run's accesses, threads and clocks refer to each other: garbage only a full
+            sim.close()    # collection frees, which later compiles paid for (the demo's compile 2x slower)
+
+
+def _p7(kernel, path, runs, made) -> list:
     probe, budget = Sim(kernel, 0, path), step_budget()
+    made.append(probe)
     aliased = [a for a in kernel.allocs if probe.aliased(a)]
     if not aliased:   # nothing shares bytes: no pair to order, no verdict, so no run (they cost up to ~1 s)
         return []
@@ -1143,6 +1161,7 @@ def p7_temporal(kernel, path=None, runs=None) -> list:
             value //= 4
         while True:
             sim = Sim(kernel, value, path, budget)
+            made.append(sim)
             try:
                 sim.run()
             except Deadlock as exc:
