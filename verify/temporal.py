@@ -967,10 +967,12 @@ def _tcgen05(sim, th, op):
     kind = "tcgen05" if is_async or bars else "sync"
     th.mma_seq += 1
     group = []
-    # D is read too where the MMA accumulates (use_acc): what it reads must still be D's own data
-    reads_d = acc_v is not None and bool(sim.env.get(acc_v))
-    for v, w, desc in zip((a_v, b_v, d_v, d_v), (False, False, False, True), is_desc + is_desc[2:]):
-        if desc and (w or v is not d_v or reads_d):
+    uses = [(a_v, False, is_desc[0]), (b_v, False, is_desc[1])]
+    if acc_v is not None and sim.env.get(acc_v):   # it accumulates: it reads D, which must still be D's data
+        uses.append((d_v, False, is_desc[2]))
+    uses.append((d_v, True, is_desc[2]))
+    for v, w, desc in uses:
+        if desc:
             a = sim.access(th, op, v, w, kind, seq=th.mma_seq)
             if a is not None:
                 group.append(a)
@@ -1075,17 +1077,20 @@ def _cannot_prove(alloc, detail, fix, **data) -> Verdict:
     return Verdict("P7", alloc.name, UNKNOWN, CHECK_P7, detail, alloc.src, fix, data=data)
 
 
+REINTERPRET = "reinterpret@"   # the tenant key of a reinterpret that is no TLX view (`_tenant_key`)
+
+
 def _declared(f: Foot) -> bool:
     """Is `f` seen through a buffer the kernel declared in a spec (a TLX view), not the backing itself or a
     reinterpret? Only such buffers promise not to be live while another overwrites their bytes."""
-    return bool(f.alloc.spec) and f.tenant != f.alloc.name and not f.tenant.startswith("reinterpret@")
+    return bool(f.alloc.spec) and f.tenant != f.alloc.name and not f.tenant.startswith(REINTERPRET)
 
 
 def _tenant_key(op) -> str:
     """The tenant a reinterpret makes: its TLX view (`tlx.alloc`), else the op itself (the allocation's own
     tenant is its name)."""
     op = getattr(op, "operation", op)
-    return _attr_str(op, "tlx.alloc") or f"reinterpret@{hash(op)}"
+    return _attr_str(op, "tlx.alloc") or f"{REINTERPRET}{hash(op)}"
 
 
 def _accessed_tenants(kernel, alloc) -> list:
