@@ -3,6 +3,10 @@
 Each kernel writes fp32 tiles through one view and reads them back through another view of the same
 spec; the host predicts every read by reinterpreting the written bytes with torch. Unswizzled layouts
 make the byte order of a tile plain row-major, so the prediction is a reshape of a byte buffer.
+
+Reading one view's bytes through another is how these kernels show the aliasing, and what P7 calls a read
+of a buffer another one wrote over (a violation that stops a compile): the proof runs with
+TLX_ALIAS_PROOF=warn here (test_tlx_layouts_gluon.py checks on the CPU that P7 warns exactly there).
 """
 import pytest
 import torch
@@ -13,6 +17,11 @@ from tlx_alias import _triton as compat
 import tlx_alias.language as tlx
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+@pytest.fixture(autouse=True)
+def _proof_warns(monkeypatch):
+    monkeypatch.setenv("TLX_ALIAS_PROOF", "warn")   # the cross-view reads are on purpose (module doc)
 
 ROWS: gl.constexpr = gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])
 PLAIN: gl.constexpr = gl.SwizzledSharedLayout(1, 1, 1, [1, 0])
