@@ -30,6 +30,7 @@ import time
 
 from tlx_alias import _triton, bridge, targets, underuse
 from tlx_alias.errors import TlxAliasError
+from tlx_alias.memdesc import UnsizedType
 from tlx_alias.python_passes import pipeline
 from tlx_alias.python_passes.analysis import tmem_allocation_columns
 from tlx_alias.python_passes.tlx_import import FACTS_ATTR  # the module's record of specs (a string attribute)
@@ -112,8 +113,8 @@ class PendingProof:
             if isinstance(err, MalformedIR) and err.unsupported:   # memory the proof cannot size: no verdict
                 src = loc_info(err.op.location)[1] if err.op is not None else None
                 raise TlxAliasError("tlx-verify", f"cannot prove anything of this kernel: {err.problem}",
-                                    "give that buffer a swizzled or NVMMA shared layout, or set TLX_ALIAS_PROOF=off "
-                                    "to compile without the proof", src or None) from None
+                                    f"{UnsizedType.FIX}, or set TLX_ALIAS_PROOF=off to compile without the proof",
+                                    src or None) from None
             raise err
         try:
             return judge(report, self._mode)

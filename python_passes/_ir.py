@@ -111,7 +111,7 @@ def memdesc_of(value, aliases=None):
         op = owner.owner if isinstance(owner, ir.Block) else owner   # a block argument: the op of its region
         op = getattr(op, "operation", op)
         if isinstance(exc, UnsizedType):
-            fail(op, "tlx-alias", f"unsupported layout: {exc}", "give the buffer a swizzled or NVMMA shared layout")
+            fail(op, "tlx-alias", f"unsupported layout: {exc}", UnsizedType.FIX)
         fail(op, "tlx-alias", f"malformed type: {exc}", "write the type as Triton prints it (TMEM encoding sizes "
              "positive integers; an element type of the ttg dialect)")
 

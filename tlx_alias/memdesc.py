@@ -78,6 +78,8 @@ class UnsizedType(MalformedType):
     """A valid memdesc type this module cannot size: a padded shared layout (`#ttg.padded_shared`), whose
     buffers are not a fixed number of bytes apart (Triton pads inside and between them)."""
 
+    FIX = "give the buffer a swizzled or NVMMA shared layout"
+
 
 # TMEM encoding parameters the sizes are computed from: positive integers (`twoCTAs`: true or false)
 _TMEM_INTS = ("blockM", "blockN", "colStride", "CTASplitM", "CTASplitN")

@@ -480,7 +480,7 @@ class Sim(Bindings):
             return self._aliased[alloc]
         except KeyError:
             out = self._aliased[alloc] = bool(alloc.spec) or any(s.borrow for s in alloc.subs) or \
-                len([v for v in alloc.views if not v.backing and v.origin != "view"]) > 1
+                len(_placed_views(alloc)) > 1
             return out
 
     # -- control flow
@@ -1080,6 +1080,12 @@ def _cannot_prove(alloc, detail, fix, **data) -> Verdict:
 REINTERPRET = "reinterpret@"   # the tenant key of a reinterpret that is no TLX view (`_tenant_key`)
 
 
+def _placed_views(alloc) -> list:
+    """The views of `alloc` that place bytes of their own: not the spec's backing itself, and not a transpose or
+    reshape (those are their source's bytes, seen another way)."""
+    return [v for v in alloc.views if not v.backing and v.origin != "view"]
+
+
 def _declared(f: Foot) -> bool:
     """Is `f` seen through a buffer the kernel declared in a spec (a TLX view), not the backing itself or a
     reinterpret? Only such buffers promise not to be live while another overwrites their bytes."""
@@ -1131,7 +1137,7 @@ def _declares_sharing(kernel, alloc) -> bool:
     if not alloc.spec:   # hand-aliased: a borrow lies on what it borrows; views (slices) where two overlap
         if any(s.borrow for s in alloc.subs):
             return True
-        seen = [v for v in alloc.views if v.accessed_at and not v.backing and v.origin != "view"]
+        seen = [v for v in _placed_views(alloc) if v.accessed_at]
         return any(not (v.exact and w.exact) or (v.offset < w.offset + w.extent and w.offset < v.offset + v.extent)
                    for k, v in enumerate(seen) for w in seen[k + 1:])
     views = [v for v in alloc.views if v.alloc_id and not v.backing]
