@@ -45,6 +45,7 @@ import os
 import re
 from collections import deque
 from dataclasses import dataclass, field
+from itertools import product
 
 from tlx_alias import ttg
 from tlx_alias._mlir import per_type
@@ -121,6 +122,7 @@ class Foot:
     tenant: str                      # key of the view the bytes are accessed through
     label: str                       # its name for people
     exact: bool = True               # False: somewhere inside [lo, hi) (a slice whose bytes are not followed)
+    box: tuple | None = None         # inexact slice: (offsets, shape, frame) in the elements of [lo, hi) (`_slice_box`)
 
 
 @dataclass(eq=False)
@@ -268,7 +270,7 @@ class Sim(Bindings):
         self.env: dict = {}
         self.steps = 0
         self.bars: dict = {}
-        self.frontier: dict = {}         # alloc name -> {(tenant, lo, hi): [Access]}
+        self.frontier: dict = {}         # alloc name -> {(tenant, lo, hi, box): [Access]}
         self.tenants: dict = {}          # alloc name -> {tenant: label}
         self.violations: list = []
         self.seen_pairs: set = set()
@@ -557,7 +559,7 @@ class Sim(Bindings):
             return                      # not tracked (e.g. a descriptor of no allocation): uses will say
         if index is not None:           # ttg.memdesc_index: buffer i of the source, `units` apart
             if not src.exact:
-                self.env[res] = src
+                self.env[res] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, False)
                 return
             i_v, units = index
             lo = src.lo + self.val(i_v, op) * units
@@ -582,8 +584,10 @@ class Sim(Bindings):
             if src.exact and offs and not any(offs[1:]) and list(md.shape[1:]) == list(smd.shape[1:]):
                 lo = src.lo + offs[0] * smd.buffer_units      # whole entries of dim 0: contiguous bytes
                 self.env[res] = Foot(src.alloc, lo, lo + md.size, src.tenant, src.label)
-            else:   # inside its source; which bytes exactly is not followed (an over-approximation)
-                self.env[res] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, False)
+            else:   # inside its source: which bytes is not followed, which of its elements is (see `_covers`)
+                frame = self.once(op, "frame", lambda op: (tuple(smd.shape), str(op.operands[0].type)))
+                self.env[res] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, False,
+                                     _slice_box(src, offs, list(md.shape), frame))
             return
         self.env[res] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, src.exact)   # trans / reshape
 
@@ -631,7 +635,7 @@ class Sim(Bindings):
         front = self.frontier.setdefault(f.alloc.name, {})
         reads_buffer = not write and f.exact and _declared(f)
         overwritten = None               # writes through other declared buffers this read is ordered after
-        for (tenant, lo, hi), olds in front.items():
+        for (tenant, lo, hi, _), olds in front.items():
             if hi <= f.lo or f.hi <= lo:
                 continue
             same = tenant == f.tenant    # one view's own bytes (a ring slot reused): only where both are exact
@@ -649,7 +653,7 @@ class Sim(Bindings):
                     overwritten = (overwritten or []) + [old]   # (rare: no list per access otherwise)
         for old in overwritten or ():
             self._clobbered(front, old, a)
-        key = (f.tenant, f.lo, f.hi)
+        key = (f.tenant, f.lo, f.hi, f.box)   # slices of one view apart: a clobbered read asks which they rewrote
         keep = [o for o in front.get(key, []) if not (self.hb(o, a) and (write or not o.write))]
         front[key] = keep + [a]
         return a
@@ -661,18 +665,45 @@ class Sim(Bindings):
         lo, hi = max(old.foot.lo, a.foot.lo), min(old.foot.hi, a.foot.hi)
         # written again since: through the buffer itself, or through a reinterpret (a deliberate pun: whose
         # data it writes is the kernel's to say, e.g. P stored through a view of S and read through P)
-        again = [w for (tenant, _, _), ws in front.items() for w in ws
+        again = [w for (tenant, _, _, _), ws in front.items() for w in ws
                  if w.write and w.uid > old.uid and w.foot.lo < hi and lo < w.foot.hi
                  and (tenant == a.foot.tenant or not _declared(w.foot))]
-        if any(not w.foot.exact for w in again):
-            return   # written again through slices P7 does not place (e.g. along an inner dim): taken as covered
-        for wlo, whi in sorted((w.foot.lo, w.foot.hi) for w in again):   # do the later writes cover [lo, hi)?
-            if wlo <= lo < whi:
-                lo = whi
-        if lo < hi:
-            self.report(old, a, lo, hi, f"{a.foot.label} reads bytes that {old.foot.label} wrote over at "
-                        f"{self.src(old.op)} after {a.foot.label} last wrote them: the two buffers were live at the "
+        spans, boxes = [], {}            # the bytes written again; slices grouped by the bytes they lie in
+        for w in again:
+            if w.foot.exact:
+                spans.append((w.foot.lo, w.foot.hi))
+            elif w.foot.box is not None:
+                boxes.setdefault(_tile(w.foot), []).append(w.foot.box[:2])
+        for (wlo, whi, whole), parts in boxes.items():
+            if _covers(parts, whole[0]):    # slices (e.g. column halves of an epilogue tile) that rewrite all of it
+                spans.append((wlo, whi))
+        first = lo
+        for wlo, whi in sorted(spans):   # do the later writes cover [lo, hi)?
+            if wlo <= first < whi:
+                first = whi
+        if first >= hi:
+            return
+        why = f"{a.foot.label} reads bytes that {old.foot.label} wrote over at {self.src(old.op)} after "
+        inexact = [w for w in again if not w.foot.exact]
+        w = next((w for w in inexact if w.foot.lo <= first < w.foot.hi), None)
+        if w is None:                    # byte `first` was not written again
+            self.report(old, a, first, hi, why + f"{a.foot.label} last wrote them: the two buffers were live at the "
                         "same time", kind="clobber")
+            return
+        # byte `first` lies in slices written again that leave some of their elements unwritten: those elements
+        # surely hold the other buffer's data where the slices' bytes were all overwritten and nothing else
+        # wrote there since; else which data the read sees is not followed
+        tile = _tile(w.foot)
+        if w.foot.box is not None and lo <= tile[0] and tile[1] <= hi and \
+                not any(s < tile[1] and tile[0] < e for s, e in spans) and \
+                all(_tile(x.foot) == tile for x in inexact if x.foot.lo < tile[1] and tile[0] < x.foot.hi):
+            self.report(old, a, tile[0], tile[1], why + f"{a.foot.label} last wrote all of them (the slices written "
+                        f"again at {self.src(w.op)} leave part of them): the two buffers were live at the same time",
+                        kind="clobber")
+            return
+        raise Stop(f"{a.foot.label} at {self.src(a.op)} reads bytes that {old.foot.label} wrote over at "
+                   f"{self.src(old.op)}, and {w.foot.label} wrote part of them again through a slice at "
+                   f"{self.src(w.op)}: which of the two buffers' data it reads is not followed")
 
     def hb(self, a: Access, b: Access) -> bool:
         if a.kind == b.kind == "tcgen05" and a.thread is b.thread and a.seq <= b.seq:
@@ -968,7 +999,11 @@ def _tcgen05(sim, th, op):
     th.mma_seq += 1
     group = []
     uses = [(a_v, False, is_desc[0]), (b_v, False, is_desc[1])]
-    if acc_v is not None and sim.env.get(acc_v):   # it accumulates: it reads D, which must still be D's data
+    acc = sim.env.get(acc_v) if acc_v is not None else False
+    if acc is None and is_desc[2] and (d := sim.foot(d_v, op)) is not None and sim.aliased(d.alloc):
+        raise Stop(f"whether {op.name} at {sim.src(op)} accumulates (its use_acc) cannot be computed by this run, "
+                   f"and its D shares bytes: whether it reads {d.label} is not followed")
+    if acc:                          # it accumulates: it reads D, which must still be D's data
         uses.append((d_v, False, is_desc[2]))
     uses.append((d_v, True, is_desc[2]))
     for v, w, desc in uses:
@@ -1084,6 +1119,34 @@ def _placed_views(alloc) -> list:
     """The views of `alloc` that place bytes of their own: not the spec's backing itself, and not a transpose or
     reshape (those are their source's bytes, seen another way)."""
     return [v for v in alloc.views if not v.backing and v.origin != "view"]
+
+
+def _slice_box(src: Foot, offsets: list, shape: list, frame: tuple) -> tuple | None:
+    """The elements a slice of `src` covers: (offsets, shape, frame), the frame being the whole shape and
+    memdesc type of the exact view it slices (elements of one frame sit at the same bytes: a permuted view's
+    do not); None where that is not known (a slice of an inexact view that is no slice)."""
+    if len(offsets) != len(shape) or len(shape) != len(frame[0]):
+        return None
+    if src.exact:
+        return tuple(offsets), tuple(shape), frame
+    if src.box is None or len(src.box[0]) != len(offsets):
+        return None
+    return tuple(o + p for o, p in zip(src.box[0], offsets)), tuple(shape), src.box[2]
+
+
+def _tile(f: Foot) -> tuple:
+    """The bytes an inexact slice lies in and the frame of its elements (slices of one tile group by it)."""
+    return f.lo, f.hi, f.box[2] if f.box is not None else None
+
+
+def _covers(boxes: list, whole: tuple) -> bool:
+    """Do the boxes (offsets, shape) cover every element of an array of shape `whole`? A slice's bytes are not
+    followed (swizzled layouts scatter them), its elements are: boxes that cover every element cover every byte."""
+    cuts = [sorted({0, n} | {min(max(o[d], 0), n) for o, _ in boxes} | {min(max(o[d] + s[d], 0), n) for o, s in boxes})
+            for d, n in enumerate(whole)]
+    cells = product(*[list(zip(c, c[1:])) for c in cuts])
+    return all(any(all(o[d] <= lo and hi <= o[d] + s[d] for d, (lo, hi) in enumerate(cell)) for o, s in boxes)
+               for cell in cells)
 
 
 def _declared(f: Foot) -> bool:

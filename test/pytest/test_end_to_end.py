@@ -163,7 +163,60 @@ def test_a_buffer_rewritten_through_a_reinterpret_of_itself_reads_its_own_data()
 
 
 @gluon.jit
-def accumulate_over_scratch_kernel(out_ptr, n, SCRATCH_SHARES: gl.constexpr):
+def rewritten_by_halves_kernel(out_ptr, HALVES: gl.constexpr, PERMUTED: gl.constexpr, THEN_PERMUTED: gl.constexpr):
+    # x and y share bytes; y is used and done, then x is written again column half by column half (an epilogue
+    # tile stored in sub-tiles) and read whole: x reads its own data only if the halves rewrote all of it
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    x = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)
+    y = tlx.local_alloc((64, 64), gl.float32, 2, tlx.storage_kind.smem, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(x, y, group_type=tlx.reuse_group_type.shared))
+    offs = gl.arange(0, 64, layout=gl.SliceLayout(1, BLOCKED))
+    y.index(0).store(gl.full((64, 64), 2.0, gl.float32, BLOCKED))
+    done = gl.sum(y.index(0).load(BLOCKED), axis=1)
+    cols = gl.full((64, 32), 1.0, gl.float32, BLOCKED)
+    rows = gl.full((32, 64), 1.0, gl.float32, BLOCKED)
+    for h in gl.static_range(HALVES):
+        if THEN_PERMUTED:      # a half, permuted: its elements are not followed through the permute
+            x.index(0).slice(h * 32, 32, dim=1).permute((1, 0)).store(rows)  # LINE-HALF-THEN-PERMUTED
+        elif PERMUTED:
+            x.index(0).permute((1, 0)).slice(h * 32, 32, dim=1).store(cols)  # LINE-HALF-PERMUTED
+        else:
+            x.index(0).slice(h * 32, 32, dim=1).store(cols)  # LINE-HALF 
+    got = x.index(0).load(BLOCKED)  # LINE-WHOLE-READ
+    gl.store(out_ptr + offs, done + gl.sum(got, axis=1))
+
+
+@pytest.mark.parametrize("permuted", [False, True])
+def test_a_buffer_rewritten_by_slices_after_its_sibling_reads_its_own_data_only_if_they_cover_it(permuted):
+    """Slices along an inner dim scatter their bytes over the tile (P7 does not place them), but their elements
+    are known: two column halves rewrite every element, so x reads its own data (proven); one half leaves the
+    other holding y's data, a violation (P7 took any slice as rewriting the whole tile: "proven" before).
+    Halves of a permuted view rewrite it too; they are not mixed with halves of the unpermuted one."""
+    sig = {"out_ptr": "*fp32"}
+    compile_kernel(rewritten_by_halves_kernel, sig, {"HALVES": 2, "PERMUTED": permuted, "THEN_PERMUTED": False})
+    with pytest.raises(TlxAliasError) as info:
+        compile_kernel(rewritten_by_halves_kernel, sig, {"HALVES": 1, "PERMUTED": permuted, "THEN_PERMUTED": False})
+    text = str(info.value)
+    assert "the two buffers were live at the same time" in text, text
+    line = _line_of('LINE-HALF-PERMUTED' if permuted else 'LINE-HALF ')
+    assert f"the slices written again at {__file__}:{line} leave part of them" in text, text
+    assert f"read of x by ttg.local_load at {__file__}:{_line_of('LINE-WHOLE-READ')}" in text, text
+
+
+def test_a_rewrite_through_a_slice_p7_cannot_place_is_cannot_prove(monkeypatch):
+    """Column halves, each permuted before the store: which elements of the tile they write is not followed, so
+    whether x then reads y's data is not known: "cannot prove" with the reason (it was "proven")."""
+    monkeypatch.setenv("TLX_ALIAS_PROOF", "strict")
+    with pytest.raises(TlxAliasError) as info:
+        compile_kernel(rewritten_by_halves_kernel, {"out_ptr": "*fp32"},
+                       {"HALVES": 2, "PERMUTED": False, "THEN_PERMUTED": True})
+    text = str(info.value)
+    assert "[tlx-verify P7] cannot prove" in text, text
+    assert f"wrote part of them again through a slice at {__file__}:{_line_of('LINE-HALF-THEN-PERMUTED')}" in text, text
+
+
+@gluon.jit
+def accumulate_over_scratch_kernel(out_ptr, n, SCRATCH_SHARES: gl.constexpr, ACC_FROM_MEMORY: gl.constexpr):
     # a TMEM accumulator and a scratch tile in one spec: shared, the scratch overwrites what the MMA adds to
     BM: gl.constexpr = 128
     BN: gl.constexpr = 64
@@ -188,7 +241,10 @@ def accumulate_over_scratch_kernel(out_ptr, n, SCRATCH_SHARES: gl.constexpr):
     for j in range(n):
         scratch.index(0).store(gl.full([BM, BN], 1.0, gl.float32, reg))
         total += gl.sum(scratch.index(0).load(reg), axis=1)
-        tcgen05_mma(a_s, b_s, acc.index(0), use_acc=j > 0, mbarriers=[bar])  # LINE-ACCUMULATE
+        if ACC_FROM_MEMORY:   # a flag no run of P7 computes (it comes from global memory)
+            tcgen05_mma(a_s, b_s, acc.index(0), use_acc=gl.load(out_ptr + j) > 0.0, mbarriers=[bar])  # LINE-ACC-LOADED
+        else:
+            tcgen05_mma(a_s, b_s, acc.index(0), use_acc=j > 0, mbarriers=[bar])  # LINE-ACCUMULATE
         mbarrier.wait(bar, j & 1)
     mbarrier.invalidate(bar)
     out = acc.index(0).load(reg)
@@ -199,14 +255,29 @@ def test_an_accumulating_mma_over_a_sibling_that_wrote_its_columns_is_a_violatio
     """`use_acc=True` reads D: with the scratch tile sharing D's columns, each step from the second on adds to
     what the scratch wrote there. P7 names that read (it said "proven": D was a write only); distinct columns
     compile."""
-    compile_kernel(accumulate_over_scratch_kernel, {"out_ptr": "*fp32", "n": "i32"}, {"SCRATCH_SHARES": False},
+    compile_kernel(accumulate_over_scratch_kernel, {"out_ptr": "*fp32", "n": "i32"},
+                   {"SCRATCH_SHARES": False, "ACC_FROM_MEMORY": False},
                    target=BLACKWELL)
     with pytest.raises(TlxAliasError) as info:
-        compile_kernel(accumulate_over_scratch_kernel, {"out_ptr": "*fp32", "n": "i32"}, {"SCRATCH_SHARES": True},
+        compile_kernel(accumulate_over_scratch_kernel, {"out_ptr": "*fp32", "n": "i32"},
+                       {"SCRATCH_SHARES": True, "ACC_FROM_MEMORY": False},
                        target=BLACKWELL)
     text = str(info.value)
     assert "the two buffers were live at the same time" in text, text
     assert f"read of acc by ttng.tc_gen5_mma at {__file__}:{_line_of('LINE-ACCUMULATE')}" in text, text
+
+
+def test_an_mma_whose_use_acc_no_run_computes_is_cannot_prove(monkeypatch):
+    """Whether the MMA reads D decides whether D must still hold its own data; with `use_acc` loaded from global
+    memory P7 cannot tell: "cannot prove" naming the MMA (it took such an MMA as writing D only: "proven")."""
+    monkeypatch.setenv("TLX_ALIAS_PROOF", "strict")
+    with pytest.raises(TlxAliasError) as info:
+        compile_kernel(accumulate_over_scratch_kernel, {"out_ptr": "*fp32", "n": "i32"},
+                       {"SCRATCH_SHARES": True, "ACC_FROM_MEMORY": True}, target=BLACKWELL)
+    text = str(info.value)
+    assert "[tlx-verify P7] cannot prove" in text, text
+    assert (f"whether ttng.tc_gen5_mma at {__file__}:{_line_of('LINE-ACC-LOADED')} accumulates (its use_acc) cannot "
+            "be computed by this run") in text, text
 
 
 @gluon.jit
