@@ -14,7 +14,7 @@ WS_PARTITIONS = "ttg.warp_specialize.partitions"
 # Ops that touch their memory operands only when their `pred` operand (an i1) is true.
 PREDICATED_OPS = {"ttng.arrive_barrier", "ttng.barrier_expect", "ttng.wait_barrier",
                   "ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global",
-                  "ttng.async_tma_gather", "ttng.async_tma_scatter"}
+                  "ttng.async_tma_gather", "ttng.async_tma_scatter", "ttng.tmem_store"}
 
 
 def _op(x):

@@ -138,6 +138,7 @@ class Access:
     seq: int = -1                    # tcgen05: issue number within the thread (in-order pipe)
     barrier: str = ""                # TMA load: the mbarrier it counts towards
     uid: int = 0                     # its clock key (async: set when it completes)
+    short: str = ""                  # TMA load: why its barrier's phase does not complete it (`Sim.maybe_complete`)
 
 
 @dataclass
@@ -175,6 +176,9 @@ class Barrier:
     acc: dict = field(default_factory=dict)
     done: list = field(default_factory=list)     # VC of each completed phase
     pending: list = field(default_factory=list)  # async contributions not yet forced, oldest first
+    expected: int = 0                # bytes the current phase's expects announced
+    landed: list = field(default_factory=list)   # (TMA load, bytes) forced into the current phase
+    late: list = field(default_factory=list)     # TMA loads an overshot phase did not complete (`_overshoot`)
 
 
 @dataclass
@@ -726,7 +730,7 @@ class Sim(Bindings):
         if pair in self.seen_pairs or len(self.violations) >= MAX_VIOLATIONS:
             return
         self.seen_pairs.add(pair)
-        kind = kind or (a.kind if a.end is None else "sync")
+        kind = kind or ("tma-bytes" if a.short else a.kind if a.end is None else "sync")
         self.violations.append(Violation(a, b, lo, hi, why, list(self.events), kind))
 
     def forget(self):
@@ -796,6 +800,7 @@ class Sim(Bindings):
             th.tick()
             size = self.once(op, "size", lambda op: _attr_int(op, "size"))
             b.tx += size or 0
+            b.expected += size or 0
             self.log(th, f"expect {size} bytes on {b.key} (phase {b.phase}) at {self.src(op)}")
             self.arrive(b, dict(th.vc), 1)
             return
@@ -840,9 +845,30 @@ class Sim(Bindings):
 
     def maybe_complete(self, b):
         if b.left <= 0 and b.tx <= 0:
+            for a in b.late:             # the bytes an overshot phase left in flight are counted by this one
+                self.complete(a, (("tma", a.uid), 1))
+                b.acc[("tma", a.uid)] = 1
+            b.late = []
+            if b.tx < 0:                 # its loads bring more bytes than it expects: see `_overshoot`
+                self._overshoot(b)
             b.done.append(b.acc)
             b.phase += 1
-            b.left, b.tx, b.acc = b.count + b.left, 0, {}
+            b.left, b.tx, b.acc, b.expected, b.landed = b.count + b.left, 0, {}, 0, []
+
+    def _overshoot(self, b):
+        """A phase whose TMA loads bring more bytes than its expects announced completes as soon as the
+        announced number has landed, whichever bytes those are (loads land in pieces, in no order): it completes
+        none of its loads; their surplus bytes count towards the next phase, which completes them. (P7 lands each
+        load whole in issue order; without this the same bug was "proven" or not depending on which load the
+        kernel issued first.)"""
+        got = b.expected - b.tx
+        for a, _ in b.landed:
+            b.acc.pop(("tma", a.uid), None)
+            a.end = None
+            b.late.append(a)
+            a.short = (f"its mbarrier {b.key} expects {b.expected} bytes in this phase, fewer than its TMA loads bring "
+                       f"(at least {got}): the phase completes once any {b.expected} of them have landed, before this "
+                       "load has")
 
     def force(self, b, c):
         """An async contribution to `b` happens now (as late as possible: only a wait makes it)."""
@@ -854,6 +880,7 @@ class Sim(Bindings):
             done = dict(vc)
             done[key] = 1
             b.tx -= nbytes
+            b.landed.append((a, nbytes))
             _join(b.acc, done)
             self.maybe_complete(b)
         else:                           # a tcgen05 arrival: every MMA of the thread issued before it is done
@@ -884,6 +911,8 @@ def _iters(trail) -> str:
 def _in_flight(a: Access, sim) -> str:
     src = sim.src(a.op)
     if a.kind == "tma-load":
+        if a.short:
+            return f"the TMA load at {src} was still writing: {a.short}"
         return (f"the TMA load at {src} was still writing: no wait on its mbarrier {a.barrier} observed the phase "
                 "it completes before this access")
     if a.kind == "tma-store":
@@ -900,6 +929,8 @@ def _in_flight(a: Access, sim) -> str:
 # -- one handler per timed op: (sim, thread, op)
 
 def _sync(sim, th, op):
+    if op.name in ttg.PREDICATED_OPS and not sim._pred(op):
+        return                           # a tmem_store whose `pred` is false writes nothing
     write = op.name in SYNC_WRITE
     for v in sim.descs(op):
         sim.access(th, op, v, write, "sync")
@@ -975,7 +1006,7 @@ def _segments(op):
 
 
 def _tcgen05_operands(sim, op):
-    """(A, B, D, use_acc or None, predicate or None, barriers, their predicates, is async, which of A/B/D are
+    """(A, B, D, use_acc or None, predicate or None, barriers, their predicates, which of A/B/D are
     descriptors)."""
     seg, ops = _segments(op), list(op.operands)
     if seg is None or len(seg) != 8:
@@ -983,19 +1014,22 @@ def _tcgen05_operands(sim, op):
     starts = [sum(seg[:k]) for k in range(8)]
     abd = (ops[starts[0]], ops[starts[1]], ops[starts[2]])
     return (*abd, ops[starts[4]] if seg[4] else None, ops[starts[5]] if seg[5] else None,
-            ops[starts[6]: starts[6] + seg[6]], ops[starts[7]: starts[7] + seg[7]], "is_async" in op.attributes,
+            ops[starts[6]: starts[6] + seg[6]], ops[starts[7]: starts[7] + seg[7]],
             [_is_desc(v, sim.s.desc_types) for v in abd])
 
 
 def _tcgen05(sim, th, op):
-    a_v, b_v, d_v, acc_v, pred_v, bars, bpreds, is_async, is_desc = sim.once(
+    """A tcgen05 MMA runs asynchronously, with or without `mbarriers=` and whatever its `is_async` says: Gluon's
+    pipeline lowers no MMA to a synchronous one (Triton's MMA lowering pass, which does, runs only for `tl.dot`;
+    a Gluon `tcgen05_mma` without barriers is a bare `tcgen05.mma` in the PTX), so only a later commit or its
+    barriers complete it."""
+    a_v, b_v, d_v, acc_v, pred_v, bars, bpreds, is_desc = sim.once(
         op, "tcgen05", lambda op: _tcgen05_operands(sim, op))
     pred = sim.env.get(pred_v) if pred_v is not None else True
     if pred is None:
         raise Stop(f"the predicate of {op.name} at {sim.src(op)} cannot be computed by this run")
     if not pred:
         return
-    kind = "tcgen05" if is_async or bars else "sync"
     th.mma_seq += 1
     group = []
     uses = [(a_v, False, is_desc[0]), (b_v, False, is_desc[1])]
@@ -1008,11 +1042,9 @@ def _tcgen05(sim, th, op):
     uses.append((d_v, True, is_desc[2]))
     for v, w, desc in uses:
         if desc:
-            a = sim.access(th, op, v, w, kind, seq=th.mma_seq)
+            a = sim.access(th, op, v, w, "tcgen05", seq=th.mma_seq)
             if a is not None:
                 group.append(a)
-    if kind == "sync":
-        return
     if not group:
         sim.uids += 1
         group = [Access(op, None, False, "tcgen05", th, tuple(th.trail), sim.steps, seq=th.mma_seq, uid=sim.uids)]
@@ -1076,6 +1108,8 @@ def _step_of(name: str):
 FIX_P7 = {
     "tma-load": "wait on the load's mbarrier (`mbarrier.wait(bar, phase)` with the parity of the phase its bytes "
                 "complete) before these bytes are accessed again",
+    "tma-bytes": "make each phase's `mbarrier.expect` count every byte its TMA loads bring (the sum of their "
+                 "blocks' `nbytes`), no fewer",
     "tma-store": "retire the TMA store with `tma.store_wait(0)` (or a count that covers it) before these bytes "
                  "are accessed again",
     "wgmma": "retire the wgmma with `warpgroup_mma_wait(0)` (or a count that covers it) before these bytes "

@@ -141,6 +141,42 @@ def test_a_buffer_read_after_its_shared_sibling_wrote_over_it_stops_the_compile(
 
 
 @gluon.jit
+def restored_under_a_predicate_kernel(out_ptr, n, RESTORE_WHEN_NEGATIVE: gl.constexpr):
+    # x and y share TMEM columns: x written and kept in registers, y written over it and read, then x's data
+    # stored back under a predicate and read through x
+    BM: gl.constexpr = 128
+    BN: gl.constexpr = 64
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)
+    x = tlx.local_alloc((BM, BN), gl.float32, 1, tlx.storage_kind.tmem, reuse=spec)
+    y = tlx.local_alloc((BM, BN), gl.float32, 1, tlx.storage_kind.tmem, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(x, y, group_type=tlx.reuse_group_type.shared))
+    reg: gl.constexpr = compat.tmem_reg_layout(gl.float32, [BM, BN], x.index(0).type.layout, 4)
+    x.index(0).store(gl.full([BM, BN], 1.0, gl.float32, reg))
+    keep = x.index(0).load(reg)
+    y.index(0).store(keep * 2.0)
+    total = gl.sum(y.index(0).load(reg), axis=1)
+    if RESTORE_WHEN_NEGATIVE:
+        x.index(0).store(keep, pred=n < 0)   # LINE-RESTORE-SKIPPED
+    else:
+        x.index(0).store(keep, pred=n > 0)
+    got = x.index(0).load(reg)  # LINE-RESTORED-READ
+    gl.store(out_ptr + gl.arange(0, BM, layout=gl.SliceLayout(1, reg)), gl.sum(got, axis=1) + total)
+
+
+def test_a_store_its_predicate_skips_rewrites_nothing():
+    """A `tmem_store` whose `pred` is false writes nothing: x's restore under `n < 0` leaves y's data in x's
+    columns for every n P7 runs, and x then reads it (P7 took the skipped store as a rewrite: "proven"). Under
+    `n > 0` the restore runs and the kernel compiles."""
+    sig = {"out_ptr": "*fp32", "n": "i32"}
+    compile_kernel(restored_under_a_predicate_kernel, sig, {"RESTORE_WHEN_NEGATIVE": False}, target=BLACKWELL)
+    with pytest.raises(TlxAliasError) as info:
+        compile_kernel(restored_under_a_predicate_kernel, sig, {"RESTORE_WHEN_NEGATIVE": True}, target=BLACKWELL)
+    text = str(info.value)
+    assert "x reads bytes that y wrote over" in text and "the two buffers were live at the same time" in text, text
+    assert f"read of x by ttng.tmem_load at {__file__}:{_line_of('LINE-RESTORED-READ')}" in text, text
+
+
+@gluon.jit
 def rewritten_through_a_pun_kernel(out_ptr):
     # x and y share bytes; y is used and done, then x is written whole through an int16 view of its buffer
     spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)

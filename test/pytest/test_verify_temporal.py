@@ -26,6 +26,10 @@ SEEDED = {
     # during this tile's last load is reported beside it: a wait's phase is not merged with the next
     # arrival's, Sim.settle)
     ("ring_epilogue", "wrong_parity"): ("ttng.async_tma_copy_global_to_local", "ttng.warp_group_dot"),
+    # the expect counts A's 16 KiB only: the phase completes once any 16 KiB of the stage's 24 land, the wgmma
+    # reads a tile still landing (it said "proven": P7 landed the loads whole in issue order, B's first, and the
+    # phase completed after both)
+    ("ring_epilogue", "expect_a_only"): ("ttng.async_tma_copy_global_to_local", "ttng.warp_group_dot"),
     # the last wgmma reads slot (k_tiles - 1) % 4 while the epilogue writes slot 1: a race only for k_tiles % 4
     # == 2, which no run of 256, 384 or 7 reaches (P7 said "proven" before the runs of 6 and 5)
     ("ring_last_slot", "none"): None,
@@ -51,6 +55,11 @@ SEEDED = {
     ("s_p_alias", "p_before_s_wait"): ("ttng.tc_gen5_mma", "ttng.tmem_store"),
     # the softmax loads S before the MMA writing it completed (one view), then stores P over it (two views)
     ("s_p_alias", "wrong_parity"): ("ttng.tc_gen5_mma", "ttng.tmem_load"),
+    # an MMA without mbarriers= is asynchronous all the same (Gluon emits no wait): S read while it may still be
+    # written (it said "proven": such an MMA was taken as complete when issued); with tcgen05_commit and a wait,
+    # upstream's idiom, it is proven
+    ("s_p_alias", "no_barrier"): ("ttng.tc_gen5_mma", "ttng.tmem_load"),
+    ("s_p_alias", "commit_idiom"): None,
     ("s_p_ws", "none"): None,
     ("s_p_ws", "arrive_early"): ("ttng.tmem_store", "ttng.tc_gen5_mma"),
 }
@@ -104,6 +113,17 @@ def test_seeded(kernel, bug, capfd):
     assert all(f"p7_seeded.py:{line.rsplit(':', 1)[1]}" in v.detail for line in v.data["lines"]), v.detail
     assert re.search(r"share (bytes|cols) \[\d+, \d+\)", v.detail), v.detail
     assert v.fix and v.src == v.data["lines"][1]
+
+
+def test_a_phase_expecting_fewer_bytes_than_its_loads_bring_names_the_bytes():
+    """The counterexample of an expect that undercounts says how many bytes the phase expects and its loads bring,
+    and the fix is the expect's, not a wait's."""
+    if p7_seeded.refused_by_this_triton("ring_epilogue"):
+        pytest.skip("this Triton refuses ring_epilogue itself")
+    report = _prove(_seeded("ring_epilogue", "expect_a_only"), "ring_epilogue-expect_a_only.ttgir")
+    v = next(v for v in report.verdicts if v.prop == "P7" and v.status == "violation")
+    assert "expects 16384 bytes in this phase, fewer than its TMA loads bring (at least 24576)" in v.detail, v.detail
+    assert "mbarrier.expect" in v.fix, v.fix
 
 
 @pytest.mark.parametrize("kernel,value", [("ring_last_slot", 6), ("ring_block_slot", 192)])

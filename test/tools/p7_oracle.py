@@ -359,7 +359,7 @@ class Unroll:
             self.emit(tid, Ev("init", _src(op), name, bar=self.bar(op.operands[0], op), n=_int_attr(op, "count") or 1))
             return
         if name in ("ttng.arrive_barrier", "ttng.barrier_expect", "ttng.wait_barrier", "ttng.tc_gen5_commit",
-                    "ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global"):
+                    "ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global", "ttng.tmem_store"):
             if not self.pred(op):
                 return
         if name == "ttng.arrive_barrier":
@@ -416,11 +416,9 @@ class Unroll:
             if seg[7] and not self.get(ops[at[7] + k], op):
                 continue
             bars.append(self.bar(ops[at[6] + k], op))
-        is_async = "is_async" in op.attributes
-        if not is_async and not seg[6]:
-            self.emit(tid, Ev("acc", _src(op), op.name, reads=reads, writes=writes))
-        else:
-            self.emit(tid, Ev("mma", _src(op), op.name, reads=reads, writes=writes, bars=tuple(bars)))
+        # asynchronous with or without barriers: Gluon lowers a barrier-less tcgen05_mma to a bare `tcgen05.mma`
+        # (no commit, no wait in the PTX), whatever its `is_async` says
+        self.emit(tid, Ev("mma", _src(op), op.name, reads=reads, writes=writes, bars=tuple(bars)))
 
     def view(self, op):
         src = self.env.get(op.operands[0])

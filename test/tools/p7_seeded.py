@@ -4,7 +4,9 @@ Written in upstream's idioms (a TMA-load / wgmma ring whose epilogue tile borrow
 `_reinterpret`; Blackwell S and P sharing TMEM columns, P a `_reinterpret` of S), compiled on the CPU for
 sm_90a / sm_100a. `BUG` (a constexpr string) selects the slip; "none" is the correct kernel:
 
-    ring_epilogue  (Hopper)      drop_wgmma_wait, load_before_store_wait, read_before_wait, wrong_parity
+    ring_epilogue  (Hopper)      drop_wgmma_wait, load_before_store_wait, read_before_wait, wrong_parity,
+                                 expect_a_only (the expect counts the A tile only, B's load issued first: a load
+                                 outlives the wait)
     ring_last_slot (Hopper)      drop_wgmma_wait (a race only when the loop's trip count is 2 modulo 4)
     ring_block_slot (Hopper)     drop_wgmma_wait (the loop runs cdiv(K, 64) times: a race only for 3 modulo 4),
                                  wait_slot_0 (every block waits on slot 0's barrier: one block runs, two hang;
@@ -13,7 +15,8 @@ sm_90a / sm_100a. `BUG` (a constexpr string) selects the slip; "none" is the cor
                                  epilogue on every run, a second tile on the next slot only past 1000 blocks)
     ring_halves    (Hopper)      drop_wgmma_wait (the A ring is two `.slice` halves of one allocation: a hazard
                                  within one view)
-    s_p_alias      (Blackwell)   p_before_s_wait, wrong_parity
+    s_p_alias      (Blackwell)   p_before_s_wait, wrong_parity, no_barrier (the S-MMA without mbarriers= and no
+                                 wait: asynchronous all the same), commit_idiom (correct: tcgen05_commit and wait)
     s_p_ws         (Blackwell, warp-specialized)  arrive_early
 
     python test/tools/p7_seeded.py [--out DIR]      # writes DIR/<kernel>-<bug>.ttgir
@@ -27,7 +30,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
 from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, allocate_tensor_memory,
-                                                                 tcgen05_mma)
+                                                                 tcgen05_commit, tcgen05_mma)
 from triton.experimental.gluon.language.nvidia.hopper import (fence_async_shared, mbarrier, tma, warpgroup_mma,
                                                               warpgroup_mma_wait)
 from tlx_alias import _triton as compat
@@ -58,9 +61,14 @@ def ring_epilogue(a_desc, b_desc, c_desc, x_ptr, n_tiles, k_tiles, BUG: gl.const
         for k in range(k_tiles):
             s = it % 2
             phase = (it // 2) & 1
-            mbarrier.expect(ready.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-            compat.tma_load(a_desc, [t * BM, k * BK], ready.index(s), a_ring.index(s))
-            compat.tma_load(b_desc, [k * BK, 0], ready.index(s), b_ring.index(s))
+            if BUG == "expect_a_only":     # B's 8 KiB uncounted: the phase ends once any 16 KiB of 24 land
+                mbarrier.expect(ready.index(s), a_desc.block_type.nbytes)
+                compat.tma_load(b_desc, [k * BK, 0], ready.index(s), b_ring.index(s))
+                compat.tma_load(a_desc, [t * BM, k * BK], ready.index(s), a_ring.index(s))
+            else:
+                mbarrier.expect(ready.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+                compat.tma_load(a_desc, [t * BM, k * BK], ready.index(s), a_ring.index(s))
+                compat.tma_load(b_desc, [k * BK, 0], ready.index(s), b_ring.index(s))
             if BUG == "load_before_store_wait":
                 if k == 0:
                     tma.store_wait(pendings=0)     # too late: the loads above may overwrite c_smem already
@@ -228,8 +236,15 @@ def s_p_alias(x_ptr, n_iter, BUG: gl.constexpr):
     fence_async_shared()
     for j in range(n_iter):
         phase = j & 1
-        tcgen05_mma(q_smem, k_smem.permute((1, 0)), s_tmem, use_acc=False, mbarriers=[s_bar])
-        if BUG == "p_before_s_wait":
+        if BUG == "commit_idiom" or BUG == "no_barrier":   # no mbarriers=: the MMA is still asynchronous
+            tcgen05_mma(q_smem, k_smem.permute((1, 0)), s_tmem, use_acc=False)
+            if BUG == "commit_idiom":
+                tcgen05_commit(s_bar)                        # completes it (upstream's idiom)
+        else:
+            tcgen05_mma(q_smem, k_smem.permute((1, 0)), s_tmem, use_acc=False, mbarriers=[s_bar])
+        if BUG == "no_barrier":
+            pass                                             # S read while the MMA may still write it
+        elif BUG == "p_before_s_wait":
             p_tmem.store(gl.zeros([BM, BN], gl.bfloat16, p_reg))     # P over S while the S-MMA still writes
             mbarrier.wait(s_bar, phase)
         elif BUG == "wrong_parity":
@@ -315,7 +330,8 @@ _RING_SIG = {"a_desc": _desc([128, 64]), "b_desc": _desc([64, 64]), "c_desc": _d
              "n_tiles": "i32", "k_tiles": "i32"}
 KERNELS = {  # name: (fn, signature, capability, bug classes)
     "ring_epilogue": (ring_epilogue, _RING_SIG, 90,
-                      ("none", "drop_wgmma_wait", "load_before_store_wait", "read_before_wait", "wrong_parity")),
+                      ("none", "drop_wgmma_wait", "load_before_store_wait", "read_before_wait", "wrong_parity",
+                       "expect_a_only")),
     "ring_last_slot": (ring_last_slot, {k: v for k, v in _RING_SIG.items() if k not in ("c_desc", "n_tiles")}, 90,
                        ("none", "drop_wgmma_wait")),
     "ring_block_slot": (ring_block_slot, {"a_desc": _RING_SIG["a_desc"], "b_desc": _RING_SIG["b_desc"],
@@ -323,7 +339,8 @@ KERNELS = {  # name: (fn, signature, capability, bug classes)
                         ("none", "drop_wgmma_wait", "wait_slot_0", "epilogue_unreached", "second_tile_unreached")),
     "ring_halves": (ring_halves, {"a_desc": _RING_SIG["a_desc"], "b_desc": _RING_SIG["b_desc"], "x_ptr": "*fp32",
                                   "k_pairs": "i32"}, 90, ("none", "drop_wgmma_wait")),
-    "s_p_alias": (s_p_alias, {"x_ptr": "*fp32", "n_iter": "i32"}, 100, ("none", "p_before_s_wait", "wrong_parity")),
+    "s_p_alias": (s_p_alias, {"x_ptr": "*fp32", "n_iter": "i32"}, 100,
+                  ("none", "p_before_s_wait", "wrong_parity", "commit_idiom", "no_barrier")),
     "s_p_ws": (s_p_ws, {"x_ptr": "*fp32", "n_iter": "i32"}, 100, ("none", "arrive_early")),
 }
 CASES = [(k, bug) for k, (_, _, _, bugs) in KERNELS.items() for bug in bugs]
