@@ -75,7 +75,7 @@ class TlxImport(ModulePass):
             attrs["tlx.overlap_src"] = spec["tree_src"] or tree.get("src")
         spec_op = _create("tlx.storage_alias_spec", [_spec_type(spec)], [], anchor.location,
                           ir.InsertionPoint(anchor), attrs)
-        if not ops:
+        if not ops and members:   # (a spec nothing allocates from: tlx-size-definition says so)
             ctx.warn(spec_op, f"[{self.name}] storage_alias_spec has no allocation left: every buffer allocated "
                               "from it is unused and Gluon removed it; it reserves nothing", spec["src"])
         values, last = {}, spec_op

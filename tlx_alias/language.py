@@ -105,7 +105,8 @@ class storage_alias_spec(base_value):
                 raise _error(api, f"buffer_size_bytes must be positive (and below 2**31), got {size}",
                              "pass the region size in bytes, or omit it", src)
         self._storage, self._size, self._src = storage, size, src
-        self._id = trace(_generator).next_spec()
+        self._trace = trace(_generator)   # the kernel's trace it belongs to (ids are per trace: spec0, ...)
+        self._id = self._trace.next_spec()
         self._overlap_src = None
         self._legacy = False
         # where it was declared: set_buffer_overlap must run there (not under runtime control flow)
@@ -129,7 +130,12 @@ class storage_alias_spec(base_value):
         return f"storage_alias_spec({self._id}, {self._storage!r}, {self._size})"
 
     def _facts(self, generator) -> dict:
-        return trace(generator).facts[self._id]
+        state = trace(generator)
+        if state is not self._trace:   # its id may name another spec of this kernel, or none
+            raise _error(self._id, f"this storage_alias_spec (created at {self._src}) belongs to another kernel's "
+                         "compile", "create the spec in the kernel that allocates from it (or in a @gluon.jit helper "
+                         "it calls) and pass it down as an argument", src_of(generator))
+        return state.facts[self._id]
 
     @builtin
     def set_buffer_overlap(self, overlap_def, _semantic=None, _generator=None):
@@ -381,6 +387,12 @@ def _legacy_spec(base, desc, storage, _semantic, _generator, src):
         raise _error(api, f"{new.shape[0]} x {list(new.shape[1:])} {desc.dtype} needs {new.size} {unit} but the "
                      f"reused buffer {list(base.shape)} {base.dtype} has {old.size}", "reduce num or the shape, or "
                      "reuse a larger buffer (better: a tlx.storage_alias_spec, which sizes the region for you)", src)
+    made_by = _defining_op(_generator, base)
+    if made_by not in ("ttg.local_alloc", "ttng.tmem_alloc"):
+        raise _error(api, f"the reused descriptor is not an allocation of this kernel ("
+                     f"{'the result of ' + made_by if made_by else 'a loop-carried value or an argument'})",
+                     "pass the descriptor an allocation returned (not a view: .index(), .slice(), a reinterpret), or "
+                     "declare the sharing with a tlx.storage_alias_spec", src)
     record = record_of(base)
     if record is not None and not record.spec._legacy:
         raise _error(api, f"the reused buffer belongs to {record.spec.id} (created at {record.spec._src})",
@@ -392,13 +404,20 @@ def _legacy_spec(base, desc, storage, _semantic, _generator, src):
         return record.spec
     spec = storage_alias_spec(storage, _semantic=_semantic, _generator=_generator)
     spec._legacy = True
-    try:
-        tag_descriptor(base, _member(base, spec, src, None, _semantic, _generator))
-    except Exception:  # not an op result (a loop-carried or function argument): nothing to tag
-        raise _error(api, "the reused descriptor is not an allocation of this kernel",
-                     "pass the descriptor an allocation returned (not a view or a loop-carried value)",
-                     src) from None
+    tag_descriptor(base, _member(base, spec, src, None, _semantic, _generator))
     return spec
+
+
+def _defining_op(generator, desc) -> str | None:
+    """The name of the op whose result `desc` is, or None (a block argument). Triton's Python IR has no
+    defining-op query: the module is walked, which only legacy `reuse=<descriptor>` pays for."""
+    target, found = desc.handle.id(), []
+
+    def visit(op):
+        if not found and any(op.get_result(i).id() == target for i in range(op.get_num_results())):
+            found.append(op.get_name())
+    generator.module.walk(visit)
+    return found[0] if found else None
 
 
 # Importing the frontend switches the lowering plugin on for this process. If it cannot be installed the

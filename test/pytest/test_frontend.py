@@ -4,6 +4,7 @@ Each kernel is compiled for sm_90a (SMEM) or sm_100a (TMEM) with the stages hook
 Contract 1 in the ttgir Gluon's own passes return (after inlining): the module's `tlx.specs` record and the
 ids on the allocation ops. Trace-time mistakes must raise TlxAliasError naming the user's kernel line.
 """
+import functools
 import inspect
 import json
 import re
@@ -364,6 +365,13 @@ def _err_legacy_storage(x_ptr):
 
 
 @gluon.jit
+def _err_legacy_view(x_ptr):
+    a = tlx.local_alloc((64, 64), gl.float16, 2)
+    b = tlx.local_alloc((64, 64), gl.float16, 1, reuse=a.index(0))  # @err
+    b._keep_alive()
+
+
+@gluon.jit
 def _err_constexpr_spec_helper(x_ptr):
     spec: gl.constexpr = tlx.storage_alias_spec(storage=tlx.storage_kind.tmem)
     qk = _ring(spec)
@@ -430,6 +438,8 @@ ERRORS = [
     (_err_legacy_tmem_small, "needs 128 32-bit TMEM columns but the reused buffer [2, 128, 64] bf16 has 64",
      "storage_alias_spec"),
     (_err_legacy_storage, "does not match the reused descriptor, which lives in smem", "storage=tlx.storage_kind.smem"),
+    # a view's op has no use Gluon keeps: it was removed, the alias dropped, the kernel compiled with false warnings
+    (_err_legacy_view, "not an allocation of this kernel (the result of ttg.memdesc_index)", "not a view"),
     (_err_tmem_rows, "a multiple of 64 rows", "M = 64, 128"),
     (_err_tmem_scales, "refuses a multi-buffered scales descriptor", "allocate_tensor_memory outside"),
     (_err_overlap_in_runtime_if, "under runtime control flow", "where the spec is created"),
@@ -525,6 +535,44 @@ def test_a_branch_between_two_whole_aliased_descriptors_names_both_allocations()
     for name, marker in (("first", "# @first"), ("second", "# @second")):
         assert f"of '{name} (a" in text and f"allocated at {src_of(_pick_whole_descriptor, marker)}" in text, text
     assert "select one buffer with .index(i) before a branch or loop merges it" in text, text
+
+
+@gluon.jit
+def _spec_maker(x_ptr):
+    spec = tlx.storage_alias_spec()
+    a = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    a._keep_alive()
+
+
+@gluon.jit
+def _err_foreign_spec(x_ptr, SPEC: gl.constexpr, OWN: gl.constexpr):
+    if OWN:   # a spec of its own, whose id is the foreign one's too: spec0
+        mine = tlx.storage_alias_spec()
+        b = tlx.local_alloc((64, 64), gl.float16, 2, reuse=mine)
+        b._keep_alive()
+    a = tlx.local_alloc((64, 64), gl.float16, 2, reuse=SPEC)  # @err
+    a._keep_alive()
+
+
+@pytest.mark.parametrize("own", [False, True])
+def test_a_spec_from_another_kernels_compile_is_refused(monkeypatch, own):
+    """Spec ids are per compile (spec0, spec1, ...): a spec object smuggled into another kernel (here as a
+    constexpr) raised a bare KeyError, or, where that kernel has a spec0 of its own, silently joined it."""
+    made, init = [], tlx.storage_alias_spec.__init__
+
+    @functools.wraps(init)   # (Triton passes _semantic / _generator by the signature it finds)
+    def keep(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        made.append(self)
+    monkeypatch.setattr(tlx.storage_alias_spec, "__init__", keep)
+    compile_ttgir(_spec_maker, HOPPER)
+    with pytest.raises(CompilationError) as info:
+        compile_ttgir(_err_foreign_spec, HOPPER, {"SPEC": made[0], "OWN": own})
+    err = info.value
+    while not isinstance(err, TlxAliasError):
+        err = err.__cause__
+    assert "belongs to another kernel's compile" in err.problem and src_of(_spec_maker, "spec = ") in err.problem
+    assert err.src == src_of(_err_foreign_spec, "# @err")
 
 
 def test_outside_a_kernel_is_an_error():

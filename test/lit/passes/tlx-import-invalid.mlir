@@ -109,3 +109,13 @@
     "tt.return"() : () -> ()
   }) : () -> ()
 }) {tlx.specs = "{\"spec0\": {\"storage\": \"smem\", \"size\": null, \"src\": \"k.py:1\", \"tree\": {\"kind\": \"distinct\", \"group_size\": 1, \"src\": \"k.py:3\", \"children\": [\"a0\", \"a1\"]}, \"tree_src\": \"k.py:3\", \"implicit\": {}, \"members\": {\"a0\": {\"name\": \"a\", \"src\": \"k.py:2\", \"type\": \"!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>\"}, \"a1\": {\"name\": \"b\", \"src\": \"k.py:103\", \"type\": \"!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>\"}}}}"} : () -> ()
+
+// -----
+
+// A spec nothing allocates from: no tlx-import warning (tlx-size-definition says it reserves nothing; "no
+// allocation left ... Gluon removed it" would be false: there never was one).
+"builtin.module"() ({
+  "tt.func"() <{function_type = () -> (), sym_name = "no_member_at_all"}> ({
+    "tt.return"() : () -> ()
+  }) : () -> ()
+}) {tlx.specs = "{\"spec0\": {\"storage\": \"smem\", \"size\": null, \"src\": \"k.py:1\", \"tree\": null, \"tree_src\": null, \"implicit\": {}, \"members\": {}}}"} : () -> ()
