@@ -53,7 +53,7 @@ from tlx_alias.errors import TlxAliasError
 from tlx_alias.memdesc import parse_memdesc
 
 from .encode import _attr_int, _attr_ints, _attr_str, loc_info
-from .execute import EVAL, Bindings, _op, _width, constant_value
+from .execute import _CMP, EVAL, Bindings, _op, _width, constant_value
 from .props import PROVEN, UNKNOWN, VIOLATION, Verdict, reuse_relation
 
 # Every integer kernel argument takes each value in turn, one run each. A loop run `n` times (7, 6, 5, 256) or
@@ -233,6 +233,22 @@ def _fast_step(op, name, desc_types):
     if name in EVAL and name != "arith.select":
         f, args, res = EVAL[name], list(op.operands), op.results[0]
         w = _width(args[0])
+        if name == "arith.cmpi":         # its predicate read once, not at every step (an attribute read)
+            cmp = _CMP[_attr_int(op, "predicate")]
+            f = lambda op, a, w: cmp(a[0], a[1], w)   # noqa: E731
+        if len(args) == 2:               # most are binary: no list per step
+            x, y = args
+
+            def evaluate(env):
+                try:
+                    vals = (env[x], env[y])
+                except KeyError:
+                    return
+                try:
+                    env[res] = f(op, vals, w)
+                except (ZeroDivisionError, TypeError, ValueError):
+                    pass
+            return evaluate
 
         def evaluate(env):
             try:
@@ -343,13 +359,17 @@ class Sim(Bindings):
         env = self.env
         return [env.get(v) for v in values[start:]]
 
-    def log(self, th, text):
-        self.events.append((th.name, text))
+    def log(self, th, fmt, *args):
+        """An event of the interleaving, formatted (`fmt.format(*args)`) only if a trace shows it: a run logs
+        every wait, arrive and expect, and formatting them all cost a tenth of a run."""
+        self.events.append((th.name, (fmt, args)))
 
     def text(self, event) -> str:
         """One line of the interleaving (`--trace`): accesses are formatted only when shown."""
         who, e = event
-        if isinstance(e, Access):
+        if type(e) is tuple:
+            e = e[0].format(*e[1])
+        elif isinstance(e, Access):
             e = (f"{'write' if e.write else 'read '} {e.foot.label} {e.foot.alloc.unit} [{e.foot.lo}, {e.foot.hi}) "
                  f"by {e.op.name} ({e.kind}) at {self.src(e.op)}{_iters(e.trail)}")
         return f"[{who}] {e}"
@@ -584,12 +604,11 @@ class Sim(Bindings):
                 self.env[res] = Foot(src.alloc, src.lo + off, src.lo + off + md.size, src.tenant, src.label)
             return
         if name == "ttg.memdesc_subslice":
-            offs, smd = _attr_ints(op, "offsets") or [], self.k_md(op.operands[0])
-            if src.exact and offs and not any(offs[1:]) and list(md.shape[1:]) == list(smd.shape[1:]):
-                lo = src.lo + offs[0] * smd.buffer_units      # whole entries of dim 0: contiguous bytes
+            offs, rows, frame = self.once(op, "subslice", lambda op: self._subslice(op, md))
+            if src.exact and rows is not None:                # whole entries of dim 0: contiguous bytes
+                lo = src.lo + rows
                 self.env[res] = Foot(src.alloc, lo, lo + md.size, src.tenant, src.label)
             else:   # inside its source: which bytes is not followed, which of its elements is (see `_covers`)
-                frame = self.once(op, "frame", lambda op: (tuple(smd.shape), str(op.operands[0].type)))
                 self.env[res] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, False,
                                      _slice_box(src, offs, list(md.shape), frame))
             return
@@ -601,6 +620,13 @@ class Sim(Bindings):
         if op.name == "ttg.memdesc_index":
             index = (op.operands[1], self.k_md(op.operands[0]).buffer_units)
         return op.name, op.operands[0], op.results[0], self.k_md(op.results[0]), index
+
+    def _subslice(self, op, md):
+        """(offsets, units from the source's start where the slice takes whole entries of dim 0 else None, frame:
+        the source's shape and type) of a memdesc_subslice, read once."""
+        offs, smd = _attr_ints(op, "offsets") or [], self.k_md(op.operands[0])
+        whole = offs and not any(offs[1:]) and list(md.shape[1:]) == list(smd.shape[1:])
+        return offs, offs[0] * smd.buffer_units if whole else None, (tuple(smd.shape), str(op.operands[0].type))
 
     def _subslice_columns(self, op):
         """First column of a TMEM subslice within its source, or None where the op does not say."""
@@ -792,7 +818,7 @@ class Sim(Bindings):
         if name in ("ttng.arrive_barrier", "ttng.barrier_expect"):
             self.settle(b)
         if name == "ttng.arrive_barrier":
-            self.log(th, f"arrive on {b.key} (phase {b.phase}) at {self.src(op)}{_iters(th.trail)}")
+            self.log(th, "arrive on {} (phase {}) at {}{}", b.key, b.phase, self.src(op), _Trail(th.trail))
             th.tick()
             self.arrive(b, dict(th.vc), self.once(op, "count", lambda op: _attr_int(op, "count")) or 1)
             return
@@ -801,7 +827,7 @@ class Sim(Bindings):
             size = self.once(op, "size", lambda op: _attr_int(op, "size"))
             b.tx += size or 0
             b.expected += size or 0
-            self.log(th, f"expect {size} bytes on {b.key} (phase {b.phase}) at {self.src(op)}")
+            self.log(th, "expect {} bytes on {} (phase {}) at {}", size, b.key, b.phase, self.src(op))
             self.arrive(b, dict(th.vc), 1)
             return
         raise AssertionError(f"{name} is not a barrier op that returns at once")
@@ -818,8 +844,8 @@ class Sim(Bindings):
             if b.phase % 2 != parity:
                 if b.phase:
                     _join(th.vc, b.done[b.phase - 1])
-                self.log(th, f"wait on {b.key} parity {parity} returns (phase {b.phase - 1} complete) at "
-                             f"{self.src(op)}{_iters(th.trail)}")
+                self.log(th, "wait on {} parity {} returns (phase {} complete) at {}{}", b.key, parity, b.phase - 1,
+                         self.src(op), _Trail(th.trail))
                 return
             if b.pending:
                 self.force(b, b.pending.pop(0))
@@ -902,6 +928,17 @@ def _md(kernel, v):
                     lambda text: parse_memdesc(text, getattr(kernel, "aliases", None) or {}))
 
 
+class _Trail:
+    """The innermost loop iterations of a thread at an event, formatted only if a trace shows it."""
+    __slots__ = ("trail",)
+
+    def __init__(self, trail):
+        self.trail = trail[-2:]
+
+    def __str__(self):
+        return _iters(self.trail)
+
+
 def _iters(trail) -> str:
     if not trail:
         return ""
@@ -950,7 +987,7 @@ def _tma_load(sim, th, op):
         sim.uids += 1
         a = Access(op, sim.env[data[0]], True, "tma-load", th, tuple(th.trail), sim.steps, uid=sim.uids)
     b.pending.append(("tma", a, nbytes, dict(th.vc)))
-    sim.log(th, f"  (its {nbytes} bytes count towards {b.key}, phase {b.phase})")
+    sim.log(th, "  (its {} bytes count towards {}, phase {})", nbytes, b.key, b.phase)
 
 
 def _tma_store(sim, th, op):
@@ -970,7 +1007,7 @@ def _store_wait(sim, th, op):
         if a is not None:
             sim.complete(a, (key, seq))
         th.vc[key] = max(th.vc.get(key, 0), seq)
-    sim.log(th, f"tma.store_wait({n}) at {sim.src(op)}")
+    sim.log(th, "tma.store_wait({}) at {}", n, sim.src(op))
 
 
 def _wgmma(sim, th, op):
@@ -994,7 +1031,7 @@ def _wgmma_wait(sim, th, op):
         for a in group:
             sim.complete(a, (key, seq))
         th.vc[key] = max(th.vc.get(key, 0), seq)
-    sim.log(th, f"warpgroup_mma_wait({n}) at {sim.src(op)}")
+    sim.log(th, "warpgroup_mma_wait({}) at {}", n, sim.src(op))
 
 
 def _segments(op):
@@ -1064,7 +1101,7 @@ def _commit(sim, th, op):
     descs = sim.descs(op)
     b = sim.bar(descs[0], op)
     b.pending.append(("mma", th, th.mma_seq + 1, dict(th.vc)))
-    sim.log(th, f"tcgen05_commit on {b.key} at {sim.src(op)}")
+    sim.log(th, "tcgen05_commit on {} at {}", b.key, sim.src(op))
 
 
 ACCESS = {
