@@ -46,6 +46,7 @@ import re
 from collections import deque
 from dataclasses import dataclass, field
 from itertools import product
+from operator import itemgetter
 
 from tlx_alias import ttg
 from tlx_alias._mlir import per_type
@@ -236,23 +237,11 @@ def _fast_step(op, name, desc_types):
         if name == "arith.cmpi":         # its predicate read once, not at every step (an attribute read)
             cmp = _CMP[_attr_int(op, "predicate")]
             f = lambda op, a, w: cmp(a[0], a[1], w)   # noqa: E731
-        if len(args) == 2:               # most are binary: no list per step
-            x, y = args
-
-            def evaluate(env):
-                try:
-                    vals = (env[x], env[y])
-                except KeyError:
-                    return
-                try:
-                    env[res] = f(op, vals, w)
-                except (ZeroDivisionError, TypeError, ValueError):
-                    pass
-            return evaluate
+        get = itemgetter(*args) if len(args) > 1 else (lambda env, a=args[0]: (env[a],))   # noqa: E731
 
         def evaluate(env):
             try:
-                vals = [env[a] for a in args]
+                vals = get(env)
             except KeyError:
                 return
             try:
