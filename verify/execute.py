@@ -57,7 +57,7 @@ EVAL = {
     "arith.shrsi": lambda op, a, w: a[0] >> a[1],
     "arith.shrui": lambda op, a, w: _u(a[0], w) >> a[1],
     "arith.select": lambda op, a, w: a[1] if a[0] else a[2],
-    "arith.cmpi": lambda op, a, w: _CMP[_attr_int(op, "predicate")](a[0], a[1], w),
+    "arith.cmpi": lambda op, a, w: comparison(op)(a[0], a[1], w),
     "arith.extsi": lambda op, a, w: a[0],
     "arith.trunci": lambda op, a, w: a[0],
     "arith.index_cast": lambda op, a, w: a[0],
@@ -65,6 +65,11 @@ EVAL = {
     "arith.extui": lambda op, a, w: int(a[0]) if isinstance(a[0], bool) else _u(a[0], w),
     "arith.bitcast": lambda op, a, w: a[0],
 }
+
+
+def comparison(op):
+    """What an `arith.cmpi` computes: f(a, b, width), its predicate read from the op (P7 reads it once per op)."""
+    return _CMP[_attr_int(op, "predicate")]
 
 
 def constant_value(op):

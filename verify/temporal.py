@@ -54,7 +54,7 @@ from tlx_alias.errors import TlxAliasError
 from tlx_alias.memdesc import parse_memdesc
 
 from .encode import _attr_int, _attr_ints, _attr_str, loc_info
-from .execute import _CMP, EVAL, Bindings, _op, _width, constant_value
+from .execute import EVAL, Bindings, _op, _width, comparison, constant_value
 from .props import PROVEN, UNKNOWN, VIOLATION, Verdict, reuse_relation
 
 # Every integer kernel argument takes each value in turn, one run each. A loop run `n` times (7, 6, 5, 256) or
@@ -235,7 +235,7 @@ def _fast_step(op, name, desc_types):
         f, args, res = EVAL[name], list(op.operands), op.results[0]
         w = _width(args[0])
         if name == "arith.cmpi":         # its predicate read once, not at every step (an attribute read)
-            cmp = _CMP[_attr_int(op, "predicate")]
+            cmp = comparison(op)
             f = lambda op, a, w: cmp(a[0], a[1], w)   # noqa: E731
         get = itemgetter(*args) if len(args) > 1 else (lambda env, a=args[0]: (env[a],))   # noqa: E731
 
