@@ -273,7 +273,7 @@ def _nothing(env):
 class Sim(Bindings):
     """One run: threads, barriers, the access history of aliased allocations, what went wrong."""
 
-    def __init__(self, kernel, arg_value: int, path=None, budget: int = MAX_STEPS):
+    def __init__(self, kernel, arg_value, path=None, budget: int = MAX_STEPS):
         self.k, self.path = kernel, path
         self.arg_value, self.budget = arg_value, budget
         self.env: dict = {}
@@ -367,10 +367,10 @@ class Sim(Bindings):
     def run(self):
         func = self.k.func
         body = func.regions[0].blocks[0]
-        for a in body.arguments:
-            t = str(a.type)
-            if t in ("i32", "i64", "index", "i16", "i8"):
-                self.env[a] = self.arg_value
+        ints = _int_args(self.k)
+        mixed = dict(zip(_int_args(self.k, used=True), self.arg_value)) if isinstance(self.arg_value, tuple) else {}
+        for a in ints:   # every argument the run's value; a mixed run: each the kernel reads its own, the rest 256
+            self.env[a] = mixed.get(a, MIXED[0]) if isinstance(self.arg_value, tuple) else self.arg_value
         main = Thread("t0", "default")
         self.spawn(main, self.block(main, body))
         self.schedule()
@@ -1317,6 +1317,8 @@ def _p7(kernel, path, runs, made) -> list:
     if stopped is None and not sims and hung:
         stopped = hung[0]
     smallest = min((s.arg_value for s in sims), default=None)          # of the runs that completed
+    extra = _mixed(kernel, path, budget, made, sims) if stopped is None and sims and mixed_enabled() else ""
+
     hung_above = [h for h in hung if smallest is not None and h[0] > smallest]   # not a small-domain hang
     out = []
     if stopped is not None:
@@ -1399,6 +1401,7 @@ def _p7(kernel, path, runs, made) -> list:
         note += f"; {', '.join(map(str, skipped))} not run (not below one that did)" if skipped else ""
         note += f"; {', '.join(str(h[0]) for h in hung)} deadlocked (below every run that completed: outside the " \
             "kernel's domain)" if hung else ""
+        note += extra
         out.append(Verdict("P7", a.name, PROVEN,
                            f"{checked} overlapping accesses of {names} ordered, and {own} of one view to its own "
                            f"bytes, on {len(sims)} bounded runs "
@@ -1420,6 +1423,56 @@ def step_budget() -> int:
         raise TlxAliasError(ENV_STEPS, f"{ENV_STEPS}={os.environ[ENV_STEPS]!r} is not a positive number of ops",
                             f"set {ENV_STEPS} to a positive integer (default {MAX_STEPS})")
     return int(text)
+
+
+ENV_MIXED = "TLX_ALIAS_P7_MIXED"
+MIXED = (256, 1)                     # a mixed run: every integer argument the first value but one, the second
+
+
+def mixed_enabled() -> bool:
+    """TLX_ALIAS_P7_MIXED=1: besides its runs, P7 runs each integer argument in turn at 1 with the others at 256
+    (a persistent GEMM with one K block a tile and several tiles: a race no run of one value for all shows)."""
+    text = os.environ.get(ENV_MIXED, "0").strip().lower()
+    if text not in ("0", "1", "off", "on", ""):
+        raise TlxAliasError(ENV_MIXED, f"{ENV_MIXED}={os.environ[ENV_MIXED]!r} is neither 1 nor 0",
+                            f"set {ENV_MIXED}=1 to add the mixed runs, or unset it")
+    return text in ("1", "on")
+
+
+def _mixed(kernel, path, budget, made, sims) -> str:
+    """The mixed runs (`mixed_enabled`): each that completes joins `sims` (its violations count like any run's);
+    one that deadlocks or uses up its budget is left out, and the note returned says so."""
+    n = len(_int_args(kernel, used=True))   # (a descriptor's shape and strides are arguments nothing reads)
+    big, small = MIXED
+    left = []
+    for k in range(n if n > 1 else 0):
+        values = tuple(small if i == k else big for i in range(n))
+        sim = Sim(kernel, values, path, budget)
+        made.append(sim)
+        end = _outcome(sim)
+        if end is None:
+            sims.append(sim)
+        elif isinstance(end, (Deadlock, Budget)):
+            left.append(f"{values} {'deadlocked' if isinstance(end, Deadlock) else 'used up its budget'}")
+        else:
+            left.append(f"{values} stopped: {end}")
+    return f"; not counted: {', '.join(left)}" if left else ""
+
+
+def _int_args(kernel, used=False) -> list:
+    """The kernel's integer arguments, which a run sets (pointers and descriptors it does not follow); `used`:
+    only those some op reads."""
+    return [a for a in kernel.func.regions[0].blocks[0].arguments
+            if str(a.type) in ("i32", "i64", "index", "i16", "i8") and (not used or any(True for _ in a.uses))]
+
+
+def _outcome(sim) -> Stop | None:
+    """Run `sim`: None when it completed, else why it stopped (a Deadlock, the Budget used up, another Stop)."""
+    try:
+        sim.run()
+    except Stop as exc:
+        return exc
+    return None
 
 
 def enabled() -> bool:

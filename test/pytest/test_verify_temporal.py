@@ -30,6 +30,9 @@ SEEDED = {
     # reads a tile still landing (it said "proven": P7 landed the loads whole in issue order, B's first, and the
     # phase completed after both)
     ("ring_epilogue", "expect_a_only"): ("ttng.async_tma_copy_global_to_local", "ttng.warp_group_dot"),
+    # a race only with one K block a tile and two tiles or more: no run with n_tiles = k_tiles shows it (README,
+    # what P7 misses); the mixed runs do (test_mixed_runs_find_a_race_only_arguments_apart_show)
+    ("ring_epilogue", "store_wait_by_slot"): "missed",
     # the last wgmma reads slot (k_tiles - 1) % 4 while the epilogue writes slot 1: a race only for k_tiles % 4
     # == 2, which no run of 256, 384 or 7 reaches (P7 said "proven" before the runs of 6 and 5)
     ("ring_last_slot", "none"): None,
@@ -124,6 +127,25 @@ def test_a_phase_expecting_fewer_bytes_than_its_loads_bring_names_the_bytes():
     v = next(v for v in report.verdicts if v.prop == "P7" and v.status == "violation")
     assert "expects 16384 bytes in this phase, fewer than its TMA loads bring (at least 24576)" in v.detail, v.detail
     assert "mbarrier.expect" in v.fix, v.fix
+
+
+def test_mixed_runs_find_a_race_only_arguments_apart_show(monkeypatch):
+    """TLX_ALIAS_P7_MIXED=1 adds runs with one integer argument at 1 and the others at 256: n_tiles = 256 tiles of
+    k_tiles = 1 block each put tile 1 on ring slot 1, whose loads do not retire tile 0's C store, and the
+    epilogue writes c_smem while that store still reads it. A misspelt value is an error naming the knob."""
+    if p7_seeded.refused_by_this_triton("ring_epilogue"):
+        pytest.skip("this Triton refuses ring_epilogue itself")
+    text = _seeded("ring_epilogue", "store_wait_by_slot")
+    monkeypatch.setenv(temporal.ENV_MIXED, "1")
+    report = _prove(text, "ring_epilogue-store_wait_by_slot.ttgir")
+    v = next(v for v in report.verdicts if v.prop == "P7" and v.status == "violation")
+    assert tuple(v.data["ops"]) == ("ttng.async_tma_copy_local_to_global", "ttg.local_store"), v.detail
+    assert "integer arguments = (256, 1)" in v.detail, v.detail
+    proven = _prove(_seeded("ring_epilogue", "none"), "ring_epilogue-none.ttgir")   # the correct kernel still is
+    assert all(v.status == "proven" for v in proven.verdicts if v.prop == "P7"), proven.text()
+    monkeypatch.setenv(temporal.ENV_MIXED, "yes")
+    with pytest.raises(TlxAliasError, match=temporal.ENV_MIXED):
+        _prove(text, "ring_epilogue-store_wait_by_slot.ttgir")
 
 
 @pytest.mark.parametrize("kernel,value", [("ring_last_slot", 6), ("ring_block_slot", 192)])

@@ -6,7 +6,9 @@ sm_90a / sm_100a. `BUG` (a constexpr string) selects the slip; "none" is the cor
 
     ring_epilogue  (Hopper)      drop_wgmma_wait, load_before_store_wait, read_before_wait, wrong_parity,
                                  expect_a_only (the expect counts the A tile only, B's load issued first: a load
-                                 outlives the wait)
+                                 outlives the wait), store_wait_by_slot (the C store retired only before a load into
+                                 slot 0: a race with one K block a tile and two tiles or more, which no run of one
+                                 value for both arguments shows; TLX_ALIAS_P7_MIXED=1's runs do)
     ring_last_slot (Hopper)      drop_wgmma_wait (a race only when the loop's trip count is 2 modulo 4)
     ring_block_slot (Hopper)     drop_wgmma_wait (the loop runs cdiv(K, 64) times: a race only for 3 modulo 4),
                                  wait_slot_0 (every block waits on slot 0's barrier: one block runs, two hang;
@@ -55,12 +57,15 @@ def ring_epilogue(a_desc, b_desc, c_desc, x_ptr, n_tiles, k_tiles, BUG: gl.const
     peeked = gl.zeros([BM], gl.float32, gl.SliceLayout(1, blocked))
     it = 0
     for t in range(n_tiles):
-        if BUG != "load_before_store_wait":
+        if BUG != "load_before_store_wait" and BUG != "store_wait_by_slot":
             tma.store_wait(pendings=0)     # the previous tile's C store has read c_smem (A[0])
         acc = gl.zeros([BM, BN], gl.float32, mma_layout)
         for k in range(k_tiles):
             s = it % 2
             phase = (it // 2) & 1
+            if BUG == "store_wait_by_slot":
+                if s == 0:                 # retires the C store before a load into A[0] only: a tile of one K
+                    tma.store_wait(pendings=0)   # block on slot 1 writes c_smem while the last store reads it
             if BUG == "expect_a_only":     # B's 8 KiB uncounted: the phase ends once any 16 KiB of 24 land
                 mbarrier.expect(ready.index(s), a_desc.block_type.nbytes)
                 compat.tma_load(b_desc, [k * BK, 0], ready.index(s), b_ring.index(s))
@@ -331,7 +336,7 @@ _RING_SIG = {"a_desc": _desc([128, 64]), "b_desc": _desc([64, 64]), "c_desc": _d
 KERNELS = {  # name: (fn, signature, capability, bug classes)
     "ring_epilogue": (ring_epilogue, _RING_SIG, 90,
                       ("none", "drop_wgmma_wait", "load_before_store_wait", "read_before_wait", "wrong_parity",
-                       "expect_a_only")),
+                       "expect_a_only", "store_wait_by_slot")),
     "ring_last_slot": (ring_last_slot, {k: v for k, v in _RING_SIG.items() if k not in ("c_desc", "n_tiles")}, 90,
                        ("none", "drop_wgmma_wait")),
     "ring_block_slot": (ring_block_slot, {"a_desc": _RING_SIG["a_desc"], "b_desc": _RING_SIG["b_desc"],
