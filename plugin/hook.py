@@ -36,7 +36,7 @@ from tlx_alias.python_passes.analysis import tmem_allocation_columns
 from tlx_alias.python_passes.tlx_import import FACTS_ATTR  # the module's record of specs (a string attribute)
 from tlx_alias.verify import judge, mode_from_env, prove_module
 from tlx_alias.verify.encode import loc_info
-from tlx_alias.verify.temporal import step_budget
+from tlx_alias.verify.temporal import mixed_enabled, step_budget
 from tlx_alias.verify.wellformed import MalformedIR
 
 ENV_PREFIX = "TLX_ALIAS_"
@@ -78,10 +78,10 @@ class PendingProof:
 
     def __init__(self, module, target, aliases, stats: dict):
         self.stats, self._report, self._error, self._ms = stats, None, None, 0.0
-        self._mode = mode_from_env()   # a misspelt mode or P7 budget fails the compile here, before any thread
+        self._mode = mode_from_env()   # a misspelt mode or P7 knob fails the compile here, before any thread
         self._thread = None
         if self._mode != "off":
-            step_budget()
+            step_budget(), mixed_enabled()
             self._thread = threading.Thread(target=self._run, args=(module, target, aliases),
                                             name="tlx-alias-proof")
             self._thread.start()

@@ -316,14 +316,16 @@ def test_warnings_of_the_proof_are_issued_on_the_compiling_thread(calls, monkeyp
         compile_(k_tagged)
 
 
-def test_a_misspelt_p7_budget_fails_the_compile_before_the_proof_starts(calls, monkeypatch):
-    """TLX_ALIAS_P7_STEPS is read before the proof's thread: a value that is no positive integer stops the compile
-    naming the knob, and no proof runs."""
+@pytest.mark.parametrize("knob,value,says", [("TLX_ALIAS_P7_STEPS", "lots", "is not a positive number of ops"),
+                                              ("TLX_ALIAS_P7_MIXED", "yes", "is neither 1 nor 0")])
+def test_a_misspelt_p7_knob_fails_the_compile_before_the_proof_starts(calls, monkeypatch, knob, value, says):
+    """P7's knobs are read before the proof's thread: a value they do not take stops the compile naming the knob,
+    and no proof runs."""
     proved = []
     monkeypatch.setattr(hook, "prove", lambda *args: proved.append(args))
-    monkeypatch.setenv("TLX_ALIAS_P7_STEPS", "lots")
+    monkeypatch.setenv(knob, value)
     hook.install()
-    with pytest.raises(TlxAliasError, match=r"TLX_ALIAS_P7_STEPS='lots' is not a positive number of ops"):
+    with pytest.raises(TlxAliasError, match=f"{knob}='{value}' {says}"):
         compile_(k_tagged)
     assert proved == []
 
