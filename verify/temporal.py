@@ -178,7 +178,7 @@ class Barrier:
     done: list = field(default_factory=list)     # VC of each completed phase
     pending: list = field(default_factory=list)  # async contributions not yet forced, oldest first
     expected: int = 0                # bytes the current phase's expects announced
-    landed: list = field(default_factory=list)   # (TMA load, bytes) forced into the current phase
+    landed: list = field(default_factory=list)   # TMA loads forced into the current phase
     late: list = field(default_factory=list)     # TMA loads an overshot phase did not complete (`_overshoot`)
 
 
@@ -367,10 +367,10 @@ class Sim(Bindings):
     def run(self):
         func = self.k.func
         body = func.regions[0].blocks[0]
-        ints = _int_args(self.k)
-        mixed = dict(zip(_int_args(self.k, used=True), self.arg_value)) if isinstance(self.arg_value, tuple) else {}
-        for a in ints:   # every argument the run's value; a mixed run: each the kernel reads its own, the rest 256
-            self.env[a] = mixed.get(a, MIXED[0]) if isinstance(self.arg_value, tuple) else self.arg_value
+        mixed = isinstance(self.arg_value, tuple)   # a mixed run: a value per argument the kernel reads, the rest 256
+        values = dict(zip(_int_args(self.k, used=True), self.arg_value)) if mixed else {}
+        for a in _int_args(self.k):
+            self.env[a] = values.get(a, MIXED[0]) if mixed else self.arg_value
         main = Thread("t0", "default")
         self.spawn(main, self.block(main, body))
         self.schedule()
@@ -877,7 +877,7 @@ class Sim(Bindings):
         load whole in issue order; without this the same bug was "proven" or not depending on which load the
         kernel issued first.)"""
         got = b.expected - b.tx
-        for a, _ in b.landed:
+        for a in b.landed:
             b.acc.pop(("tma", a.uid), None)
             a.end = None
             b.late.append(a)
@@ -895,7 +895,7 @@ class Sim(Bindings):
             done = dict(vc)
             done[key] = 1
             b.tx -= nbytes
-            b.landed.append((a, nbytes))
+            b.landed.append(a)
             _join(b.acc, done)
             self.maybe_complete(b)
         else:                           # a tcgen05 arrival: every MMA of the thread issued before it is done
