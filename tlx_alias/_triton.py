@@ -231,6 +231,11 @@ def trace_capability(semantic):
     return int(m.group(1)) if m else None
 
 
+def trace_num_ctas(semantic) -> int:
+    """The CTAs per cluster a kernel being traced is compiled for (`options.num_ctas`; 1 where not said)."""
+    return int(getattr(getattr(semantic.builder, "options", None), "num_ctas", 1) or 1)
+
+
 @_builtin
 def reinterpret(desc, dtype, shape, layout, _semantic=None, _generator=None):
     """`desc` viewed as `shape` of `dtype` with `layout` (3.9 renamed `_reinterpret` to `reinterpret`)."""

@@ -95,6 +95,7 @@ class storage_alias_spec(base_value):
         if not isinstance(storage, storage_kind):
             raise _error(api, f"storage must be a tlx.storage_kind, got {storage!r}",
                          "pass tlx.storage_kind.smem or tlx.storage_kind.tmem", src)
+        _require_one_cta(api, _semantic, src)
         size = _unwrap_if_constexpr(buffer_size_bytes)
         if size is not None:
             if _int_constant(size) is None:
@@ -276,6 +277,17 @@ def _default_layout(storage, shape, dtype):
     return gl.SwizzledSharedLayout(1, 1, 1, [0])
 
 
+def _require_one_cta(api, semantic, src):
+    """Storage aliasing is for kernels of one CTA per cluster: the backing allocation the lowering makes has no
+    CTA layout (Triton 3.9 refuses it in a kernel of several), and the proof follows one CTA, not what the
+    cluster's other CTAs write into its bytes (TMA multicast, arrives from other CTAs, two-CTA MMAs)."""
+    n = compat.trace_num_ctas(semantic)
+    if n > 1:
+        raise _error(api, f"storage aliasing needs one CTA per cluster; this kernel is compiled with num_ctas={n}",
+                     "compile it with num_ctas=1, or allocate its buffers without a storage_alias_spec or reuse=",
+                     src)
+
+
 @builtin
 def local_alloc(shape, dtype, num, storage=storage_kind.smem, reuse=None, layout=None, _semantic=None,
                 _generator=None):
@@ -295,6 +307,8 @@ def local_alloc(shape, dtype, num, storage=storage_kind.smem, reuse=None, layout
                      "declare it as a plain variable (spec = tlx.storage_alias_spec(...)), not spec: gl.constexpr",
                      src)
     storage, reuse, layout = (_unwrap_if_constexpr(x) for x in (storage, reuse, layout))
+    if reuse is not None:
+        _require_one_cta(api, _semantic, src)
     if not shape or not all(_int_constant(s) and s > 0 for s in shape):
         raise _error(api, f"shape must be a non-empty tuple of positive compile-time ints, got {shape}",
                      "pass e.g. (BLOCK_M, BLOCK_N) with gl.constexpr values", src)

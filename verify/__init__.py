@@ -49,6 +49,24 @@ def capability_of(target, module=None) -> int | None:
     return targets.capability(target)
 
 
+def ctas_of(module) -> int:
+    """CTAs per cluster the module is compiled for (`ttg.num-ctas`; 1 where the module does not say)."""
+    attrs = module.operation.attributes
+    return int(str(attrs["ttg.num-ctas"]).split(":")[0]) if "ttg.num-ctas" in attrs else 1
+
+
+def cluster_verdicts(kernel, ctas: int) -> list:
+    """Nothing about a kernel of several CTAs per cluster is proven: the model places each buffer whole in one
+    CTA's memory and runs one CTA, while a CGA layout splits a buffer between the CTAs (each holds part of it)
+    and other CTAs write and signal into these bytes (TMA multicast, arrives from other CTAs, two-CTA MMAs):
+    a race between CTAs was "proven", a correct two-CTA kernel a violation."""
+    detail = (f"the kernel runs {ctas} CTAs per cluster (ttg.num-ctas = {ctas}): the checker models one CTA, "
+              "with every buffer whole in its memory, not how a CGA layout splits buffers between the CTAs or "
+              "what other CTAs write into them (TMA multicast, arrives from other CTAs, two-CTA MMAs)")
+    return [_props.Verdict("P1-P8", a.name, _props.UNKNOWN, "one CTA per cluster", detail, a.src,
+                           "tlx-verify proves kernels compiled with num_ctas=1") for a in kernel.allocs]
+
+
 _z3 = {"spare": None, "maker": None, "lock": threading.Lock()}
 
 
@@ -110,7 +128,11 @@ def _prove_in(upstream_module, target, aliases, path, ctx, kernels) -> Report:
     cap = capability_of(target, upstream_module)
     kernels += _model.build(upstream_module, aliases, path, ctx)
     verdicts, maps, notes, calls, units, p7_ms = [], [], [], 0, 0, 0.0
+    ctas = ctas_of(upstream_module)
     for k in kernels:
+        if ctas > 1:
+            verdicts += cluster_verdicts(k, ctas)
+            continue
         q = _props.Query(k.enc)
         items = []
         for a in k.allocs:

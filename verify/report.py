@@ -107,7 +107,7 @@ class Report:
         groups = self.grouped()
         count = {s: sum(g[2] == s for g in groups) for s in (PROVEN, VIOLATION, UNKNOWN, NA)}
         verdict = "VIOLATION" if count[VIOLATION] else ("CANNOT PROVE" if count[UNKNOWN] else "SAFE")
-        n_alloc = len({m.name for m in self.maps})
+        n_alloc = len({m.name for m in self.maps} | {v.alloc for v in self.verdicts if v.alloc != "(all)"})
         return (f"summary: {n_alloc} allocation{'s' * (n_alloc != 1)}, {len(groups)} verdicts: {count[PROVEN]} proven, "
                 f"{count[VIOLATION]} violated, {count[UNKNOWN]} cannot prove, {count[NA]} n/a -> {verdict} "
                 f"({self.ms:.1f} ms, {self.solver_calls} solver calls{f'; P7 {self.p7_ms:.1f} ms' if self.p7_ms else ''})")

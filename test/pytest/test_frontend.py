@@ -587,3 +587,31 @@ def test_enums_and_exports():
                                 "reuse_group"}
     assert repr(tlx.storage_kind.tmem) == "storage_kind.tmem"
     assert f"{tlx.reuse_group_type.distinct}" == "reuse_group_type.distinct"
+
+
+@gluon.jit
+def _cluster_spec(x_ptr):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)  # @err
+    a = tlx.local_alloc((64, 64), gl.float16, 2, reuse=spec)
+    a._keep_alive()
+
+
+@gluon.jit
+def _cluster_legacy_reuse(x_ptr):
+    a = tlx.local_alloc((64, 64), gl.float16, 2)
+    b = tlx.local_alloc((64, 64), gl.float16, 2, reuse=a)  # @err
+    b._keep_alive()
+
+
+@pytest.mark.parametrize("kernel", [_cluster_spec, _cluster_legacy_reuse], ids=lambda k: k.__name__)
+def test_storage_aliasing_in_a_cluster_of_ctas_is_an_error(kernel):
+    """num_ctas > 1: the lowering's backing allocation has no CTA layout (Triton 3.9 could not parse the lowered
+    module: a BridgeError) and the proof follows one CTA. Refused at the call, naming the option."""
+    src = GluonASTSource(kernel, {"x_ptr": "*fp32"}, {})
+    with pytest.raises(CompilationError) as info:
+        triton.compile(src, target=GPUTarget("cuda", HOPPER, 32), options={"num_ctas": 2})
+    err = info.value
+    while not isinstance(err, TlxAliasError):
+        err = err.__cause__
+    assert "num_ctas=2" in err.problem and "num_ctas=1" in err.fix
+    assert err.src == src_of(kernel, "# @err")

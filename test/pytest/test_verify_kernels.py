@@ -9,6 +9,7 @@ import pytest
 
 import make_inputs  # test/lit/verify/Inputs, on the path through conftest.py
 from tlx_alias.verify import prove_module
+from tlx_alias.verify.props import UNKNOWN
 from tlx_alias.verify.source import load_triton
 
 EXPECT = {  # kernel -> the property its bug breaks (None: safe)
@@ -17,6 +18,7 @@ EXPECT = {  # kernel -> the property its bug breaks (None: safe)
     "last_slot_after_loop_ok": None, "last_slot_after_loop_bad": "P5",
     "last_slot_after_while_ok": None, "last_slot_after_while_bad": "P5",
     "last_slot_after_inner_loop_ok": None, "last_slot_after_inner_loop_bad": "P5",
+    "cluster_multicast_ring": UNKNOWN,   # a race between the CTAs of a cluster: the checker follows one CTA
 }
 
 
@@ -28,12 +30,19 @@ def test_every_kernel_has_an_expectation():
 def test_compiled_kernel(name, refused):
     if refused(make_inputs, name):  # this Triton release refuses the kernel itself
         return
+    if name.startswith("cluster_") and not make_inputs.has_cluster_api():
+        pytest.skip("this Triton's Gluon has no CGA layouts (cga_layout) for a kernel of several CTAs")
     text = make_inputs.compile_ttgir(name)
     loaded = load_triton(text, name + ".ttgir")
     with loaded.context:
         report = prove_module(loaded.module, None, loaded.aliases, name + ".ttgir")
     if EXPECT[name] is None:
         assert report.ok and not report.unknowns, report.text()
+    elif EXPECT[name] == UNKNOWN:   # nothing proven, nothing claimed: one "cannot prove" per allocation, the reason
+        assert not report.violations and report.unknowns, report.text()
+        assert all(v.status == UNKNOWN and v.prop == "P1-P8" and "2 CTAs per cluster" in v.detail
+                   for v in report.verdicts), report.text()
+        assert {v.alloc for v in report.verdicts} == {"a_ring", "bar"}, report.text()
     else:
         assert {v.prop for v in report.violations} == {EXPECT[name]}, report.text()
         assert all("make_inputs.py:" in v.detail for v in report.violations), report.text()

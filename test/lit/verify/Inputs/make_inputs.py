@@ -16,7 +16,9 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon._runtime import GluonASTSource
 from triton.experimental.gluon.language.nvidia.blackwell import (TensorMemoryLayout, allocate_tensor_memory)
+from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
 from tlx_alias import _triton as compat
+from tlx_alias.kernels._common import tensordesc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -240,6 +242,46 @@ def last_slot_after_inner_loop(x_ptr, n_tiles, k_steps, STAGES: gl.constexpr, BM
     gl.store(x_ptr + offs, gl.sum(acc, axis=0))
 
 
+# --- Hopper, a cluster of 2 CTAs (the API of Triton 3.8 and 3.9): every CTA's ring slot receives a multicast TMA load, and
+# the epilogue tile borrows slot 0 with no cluster barrier, so the next tile's load a peer CTA multicasts may land
+# in it while this CTA still stores or the TMA store reads it: a race between CTAs. The checker models one CTA.
+@gluon.jit
+def cluster_multicast_ring(a_desc, c_desc, K, T, STAGES: gl.constexpr, BM: gl.constexpr, BK: gl.constexpr):
+    blocked: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0], [[0, 0]])   # both CTAs: the whole tile
+    a_ring = gl.allocate_shared_memory(gl.float16, [STAGES, BM, BK], a_desc.layout)
+    ready = mbarrier.allocate_mbarrier(batch=STAGES)
+    for i in gl.static_range(STAGES):
+        mbarrier.init(ready.index(i), count=1)
+    it = 0
+    for t in range(T):
+        acc = gl.zeros([BM, BK], gl.float32, blocked)
+        for k in range(gl.cdiv(K, BK)):
+            s = it % STAGES
+            mbarrier.expect(ready.index(s), a_desc.nbytes_per_cta)
+            tma.async_load(a_desc, [t * BM, k * BK], ready.index(s), a_ring.index(s), multicast=True)
+            mbarrier.wait(ready.index(s), (it // STAGES) & 1)
+            acc += a_ring.index(s).load(blocked).to(gl.float32)
+            it += 1
+        c = compat.reinterpret(a_ring.index(0), gl.bfloat16, [BM, BK], c_desc.layout)
+        c.store(acc.to(gl.bfloat16))
+        fence_async_shared()
+        tma.async_store(c_desc, [t * BM, 0], c)
+        tma.store_wait(0)
+
+
+def has_cluster_api() -> bool:
+    """Whether this Triton's Gluon builds kernels of several CTAs as `cluster_multicast_ring` does (3.8, 3.9)."""
+    return "cga_layout" in getattr(gl.NVMMASharedLayout, "__dataclass_fields__", {}) and \
+        hasattr(mbarrier, "allocate_mbarrier") and hasattr(tma, "async_load")
+
+
+def _cluster_signature(ctas):
+    """Descriptors whose tiles every CTA of the cluster holds whole (a CGA layout of broadcast bases)."""
+    layout = gl.NVMMASharedLayout(128, 16, cga_layout=[[0, 0]] * (ctas > 1))
+    return {"a_desc": tensordesc("fp16", [128, 64], layout), "c_desc": tensordesc("bf16", [128, 64], layout),
+            "K": "i32", "T": "i32"}
+
+
 KERNELS = {
     # name: (fn, signature, constexprs, capability, folder)
     "fa_borrow_ok": (fa_borrow_ok, {"x_ptr": "*fp32", "n_iter": "i32"}, {"NUM": 2, "BM": 128, "BN": 128}, 100, ""),
@@ -271,6 +313,10 @@ KERNELS = {
     "last_slot_after_inner_loop_bad": (last_slot_after_inner_loop,
                                        {"x_ptr": "*fp32", "n_tiles": "i32", "k_steps": "i32"},
                                        {"STAGES": 3, "BM": 128, "BK": 64, "GUARD": False}, 90, "bugs"),
+    # the same ring on 2 CTAs: a race between the CTAs, which a checker of one CTA cannot see (signature and
+    # compile options built at compile time: 3.6 and 3.7 have no cga_layout arguments)
+    "cluster_multicast_ring": (cluster_multicast_ring, lambda: _cluster_signature(2),
+                               {"STAGES": 2, "BM": 128, "BK": 64}, 90, "", {"num_ctas": 2}),
     # the epilogue tile in fp32 (64 KiB) no longer fits the 48 KiB ring it borrows (P1)
     "gemm_epilogue_overflow_bad": (gemm_epilogue_ok, {"x_ptr": "*fp32", "n_iter": "i32"},
                                    {"STAGES": 3, "BM": 128, "BK": 64, "BN": 128, "C_DTYPE": gl.float32}, 90, "bugs"),
@@ -385,9 +431,9 @@ def _synth():
 
 
 def compile_ttgir(name):
-    fn, sig, constexprs, cap, _ = KERNELS[name]
-    src = GluonASTSource(fn, sig, constexprs)
-    return triton.compile(src, target=GPUTarget("cuda", cap, 32)).asm["ttgir"]
+    fn, sig, constexprs, cap, _, *options = KERNELS[name]
+    src = GluonASTSource(fn, sig() if callable(sig) else sig, constexprs)
+    return triton.compile(src, target=GPUTarget("cuda", cap, 32), options=options[0] if options else None).asm["ttgir"]
 
 
 def main(argv):
