@@ -313,13 +313,17 @@ KERNELS = {
     "last_slot_after_inner_loop_bad": (last_slot_after_inner_loop,
                                        {"x_ptr": "*fp32", "n_tiles": "i32", "k_steps": "i32"},
                                        {"STAGES": 3, "BM": 128, "BK": 64, "GUARD": False}, 90, "bugs"),
-    # the same ring on 2 CTAs: a race between the CTAs, which a checker of one CTA cannot see (signature and
-    # compile options built at compile time: 3.6 and 3.7 have no cga_layout arguments)
-    "cluster_multicast_ring": (cluster_multicast_ring, lambda: _cluster_signature(2),
-                               {"STAGES": 2, "BM": 128, "BK": 64}, 90, "", {"num_ctas": 2}),
     # the epilogue tile in fp32 (64 KiB) no longer fits the 48 KiB ring it borrows (P1)
     "gemm_epilogue_overflow_bad": (gemm_epilogue_ok, {"x_ptr": "*fp32", "n_iter": "i32"},
                                    {"STAGES": 3, "BM": 128, "BK": 64, "BN": 128, "C_DTYPE": gl.float32}, 90, "bugs"),
+}
+
+# Kernels of several CTAs per cluster (`has_cluster_api`), apart from KERNELS (whose consumers take every kernel
+# but an `_ok` one for a seeded bug): name -> (fn, signature maker, constexprs, capability, compile options).
+CLUSTER_KERNELS = {
+    # a race between the CTAs of a cluster, which a checker of one CTA cannot see
+    "cluster_multicast_ring": (cluster_multicast_ring, lambda: _cluster_signature(2),
+                               {"STAGES": 2, "BM": 128, "BK": 64}, 90, {"num_ctas": 2}),
 }
 
 # --- Contract-2 IR (what the tlx-alias lowering emits), synthesized: seed 000's FA spec and mutations ------
@@ -431,9 +435,13 @@ def _synth():
 
 
 def compile_ttgir(name):
-    fn, sig, constexprs, cap, _, *options = KERNELS[name]
-    src = GluonASTSource(fn, sig() if callable(sig) else sig, constexprs)
-    return triton.compile(src, target=GPUTarget("cuda", cap, 32), options=options[0] if options else None).asm["ttgir"]
+    if name in CLUSTER_KERNELS:
+        fn, sig, constexprs, cap, options = CLUSTER_KERNELS[name]
+        sig = sig()
+    else:
+        (fn, sig, constexprs, cap, _), options = KERNELS[name], None
+    src = GluonASTSource(fn, sig, constexprs)
+    return triton.compile(src, target=GPUTarget("cuda", cap, 32), options=options).asm["ttgir"]
 
 
 def main(argv):
