@@ -30,6 +30,7 @@ from tlx_alias import targets
 from tlx_alias.errors import TlxAliasError, env_mode, warn_at
 
 from . import model as _model
+from .encode import _attr_int
 from . import props as _props
 from . import temporal as _temporal
 from .report import Report, alloc_maps
@@ -51,8 +52,7 @@ def capability_of(target, module=None) -> int | None:
 
 def ctas_of(module) -> int:
     """CTAs per cluster the module is compiled for (`ttg.num-ctas`; 1 where the module does not say)."""
-    attrs = module.operation.attributes
-    return int(str(attrs["ttg.num-ctas"]).split(":")[0]) if "ttg.num-ctas" in attrs else 1
+    return _attr_int(module.operation, "ttg.num-ctas") or 1
 
 
 def cluster_verdicts(kernel, ctas: int) -> list:
