@@ -9,10 +9,10 @@
 // the ring counter `idx = where(idx + 1 == STAGES, 0, idx + 1)` is proven in [0, 3).
 // RUN: %PYTHON -m tlx_alias.verify.cli %t/gemm_epilogue_ok.ttgir --map | FileCheck %s --check-prefix=EPI
 // EPI:       P3 a_ring: n/a: c_smem is used whole (never indexed)
-// EPI:       P5 a_ring: proven: a: index {{.*}} in [0, 3) at make_inputs.py:83
+// EPI:       P5 a_ring: proven: a: index {{.*}} in [0, 3) at make_inputs.py:85
 // EPI:       P6 a_ring: proven: a_ring: 49152 of 232448 bytes
 // EPI:       -> SAFE (
-// EPI:       c_smem: 128x128xbf16 at +0, 1 x 32768 bytes, used whole, make_inputs.py:89: [0]=0..32768
+// EPI:       c_smem: 128x128xbf16 at +0, 1 x 32768 bytes, used whole, make_inputs.py:91: [0]=0..32768
 
 // SVG memory map.
 // RUN: %PYTHON -m tlx_alias.verify.cli %t/gemm_epilogue_ok.ttgir --map-svg %t/map.svg > /dev/null

@@ -9,14 +9,14 @@
 // counter (index, phase) is carried through both loops: P5 needs the inductive invariant of each loop.
 // RUN: %PYTHON -m tlx_alias.verify.cli %t/fa_tutorial_borrow_ok.ttgir --map | FileCheck %s --check-prefix=TUT
 // TUT:       P1 s_tmem: proven: 6 checks
-// TUT:       P5 s_tmem: proven: s: index {{.*}} in [0, 2) at make_inputs.py:167
+// TUT:       P5 s_tmem: proven: s: index {{.*}} in [0, 2) at make_inputs.py:169
 // TUT:       P8 s_tmem: proven: 3 checks
 // TUT:       -> SAFE (
-// TUT-LABEL: s_tmem: TMEM, 256 cols (make_inputs.py:158; kernel fa_tutorial_borrow)
+// TUT-LABEL: s_tmem: TMEM, 256 cols (make_inputs.py:160; kernel fa_tutorial_borrow)
 // TUT:       s_tmem |[0=============================={{\[}}1==============================|
-// TUT:       p: 128x128xbf16 at +0 in each s_tmem[i], make_inputs.py:144: [0]=0..64 [1]=128..192
-// TUT:       alpha: 128x1xf32 at +64 in each s_tmem[i], make_inputs.py:152: [0]=64..65 [1]=192..193
-// TUT:       m_i: 128x1xf32 at +65 in each s_tmem[i], make_inputs.py:152: [0]=65..66 [1]=193..194
+// TUT:       p: 128x128xbf16 at +0 in each s_tmem[i], make_inputs.py:146: [0]=0..64 [1]=128..192
+// TUT:       alpha: 128x1xf32 at +64 in each s_tmem[i], make_inputs.py:154: [0]=64..65 [1]=192..193
+// TUT:       m_i: 128x1xf32 at +65 in each s_tmem[i], make_inputs.py:154: [0]=65..66 [1]=193..194
 
 // Warp-specialized: the ring is captured into the partitions; both partitions' indices are checked.
 // RUN: %PYTHON -m tlx_alias.verify.cli %t/ws_ring_ok.ttgir | FileCheck %s --check-prefix=WS

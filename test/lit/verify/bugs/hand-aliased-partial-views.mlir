@@ -9,5 +9,5 @@
 
 // P and S of different widths selected with the same index: P[1] lands in S[0] (P3).
 // RUN: not %PYTHON -m tlx_alias.verify.cli %t/fa_packed_p_bad.ttgir | FileCheck %s --check-prefix=PACKED
-// PACKED: P3 s_tmem: VIOLATION: s_tmem[0] cols [0, 128) (make_inputs.py:56) overlaps p_tmem[1] cols [64, 128) (make_inputs.py:57) although they are different stages; s indexed at make_inputs.py:63; p indexed at make_inputs.py:65
+// PACKED: P3 s_tmem: VIOLATION: s_tmem[0] cols [0, 128) (make_inputs.py:58) overlaps p_tmem[1] cols [64, 128) (make_inputs.py:59) although they are different stages; s indexed at make_inputs.py:65; p indexed at make_inputs.py:67
 // PACKED: -> VIOLATION
