@@ -22,12 +22,14 @@ with vector clocks (`VC`); the async engines get a clock entry per operation, se
   the warps by CTA barriers, which is why warps are not modelled apart);
 - TMA load: completes when a wait on its mbarrier observes the phase its bytes counted towards
   (mbarrier phases counted: arrivals, expect-tx bytes, parity of the wait);
-- TMA store: reads its source until `async_tma_store_wait(n)` leaves at most n stores of the thread pending;
+- TMA store: reads its source until `async_tma_store_wait(n)` leaves at most n bulk groups of the thread
+  pending (its stores, and the TMA reduces and scatters P7 does not otherwise time);
 - `warp_group_dot` (async): reads its SMEM operands until `warp_group_dot_wait(n)` retires it;
 - `tc_gen5_mma` (async): reads A/B and writes D until an mbarrier arrival that covers it (its own
-  `mbarriers=`, or a later `tc_gen5_commit` of the same thread) is observed by a wait; the MMAs one thread
-  issues run in order (the tcgen05 pipe), so a later MMA of that thread is ordered after an earlier one;
-- mbarrier arrive / expect / wait: release into the phase, acquire from the completed phase.
+  `mbarriers=`, or a later `tc_gen5_commit` of the same thread) is observed by a wait; a later MMA of the
+  thread is ordered after an earlier one only where PTX pipelines them (`_pipelined`);
+- mbarrier arrive / expect / wait: release into the phase, acquire from the completed phase; an mbarrier in
+  aliased bytes, and a wait on one that an op P7 does not time takes, stop the run.
 Async engines complete as late as the waits allow (a wait that can return without them does not force
 them): the schedule with the least ordering for a given interleaving.
 
@@ -77,6 +79,8 @@ BARRIER_OPS = {"ttng.init_barrier", "ttng.inval_barrier", "ttng.barrier_expect",
 NO_MEMORY = {"ttng.fence_async_shared", "ttg.barrier", "gpu.barrier", "ttg.local_dealloc", "ttng.tmem_dealloc",
              "ttng.async_tma_store_wait", "ttng.warp_group_dot_wait", "scf.yield", "scf.condition",
              "ttg.warp_yield", "ttg.warp_return", "tt.return", "arith.select"}
+# ops P7 does not time that commit a bulk async group, which `async_tma_store_wait` retires with the TMA stores
+BULK_GROUPS = {"ttng.async_tma_reduce", "ttng.async_tma_scatter"}
 DESC = {"ttg.memdesc_reinterpret", "ttg.memdesc_index", "ttg.memdesc_subslice", "ttng.tmem_subslice",
         "ttg.memdesc_trans", "ttg.memdesc_reshape"}
 
@@ -136,10 +140,12 @@ class Access:
     trail: tuple
     step: int
     end: tuple | None = None         # (clock key, value) once complete: who knows it has seen it finish
-    seq: int = -1                    # tcgen05: issue number within the thread (in-order pipe)
+    seq: int = -1                    # tcgen05: issue number within the thread
     barrier: str = ""                # TMA load: the mbarrier it counts towards
     uid: int = 0                     # its clock key (async: set when it completes)
     short: str = ""                  # TMA load: why its barrier's phase does not complete it (`Sim.maybe_complete`)
+    role: str = ""                   # tcgen05: the MMA operand it is ("a", "b" or "d")
+    chain: tuple | None = None       # tcgen05: its MMA's accumulator (D's bytes and types): the pipeline it is in
 
 
 @dataclass
@@ -279,6 +285,7 @@ class Sim(Bindings):
         self.env: dict = {}
         self.steps = 0
         self.bars: dict = {}
+        self.opaque: dict = {}           # mbarrier key -> the op P7 does not model that takes it (see `_untimed`)
         self.frontier: dict = {}         # alloc name -> {(tenant, lo, hi, box): [Access]}
         self.tenants: dict = {}          # alloc name -> {tenant: label}
         self.violations: list = []
@@ -482,11 +489,21 @@ class Sim(Bindings):
                 self.access(th, op, op.results[0], True, "sync")
 
     def _untimed(self, th, op):
-        """An op this model does not time: fine unless it touches aliased memory (then P7 gives up)."""
+        """An op this model does not time: fine unless it touches aliased memory (then P7 gives up). An mbarrier it
+        takes (it may arrive on it: `tcgen05_mma_scaled(mbarriers=)`, cp.async's arrive) can no longer be counted:
+        a later wait on it gives up too."""
         for v in self.descs(op):
-            if isinstance(self.env.get(v), Foot) and self.aliased(self.env[v].alloc):
-                raise Stop(f"{op.name} at {self.src(op)} touches {self.env[v].alloc.name}, and P7 does not model "
+            f = self.env.get(v)
+            if not isinstance(f, Foot):
+                continue
+            if self.aliased(f.alloc):
+                raise Stop(f"{op.name} at {self.src(op)} touches {f.alloc.name}, and P7 does not model "
                            "when it reads or writes")
+            if _is_barrier_type(v):
+                self.opaque.setdefault(f"{f.alloc.name}+{f.lo}", f"{op.name} at {self.src(op)}")
+        if op.name in BULK_GROUPS:       # a bulk async group of its own: `store_wait(n)` counts it
+            th.store_seq += 1
+            th.stores.append((th.store_seq, None))
 
     def aliased(self, alloc) -> bool:
         """An allocation whose bytes are shared: a TLX backing, a borrowed buffer, or several views (reinterprets,
@@ -638,7 +655,7 @@ class Sim(Bindings):
         return f
 
     # -- accesses and the happens-before check
-    def access(self, th, op, v, write, kind, barrier="", seq=-1) -> Access | None:
+    def access(self, th, op, v, write, kind, barrier="", seq=-1, role="", chain=None) -> Access | None:
         f = self.foot(v, op)
         if f is None or not self.aliased(f.alloc):
             return None
@@ -648,7 +665,8 @@ class Sim(Bindings):
             th.tick()
             end = None
         self.uids += 1
-        a = Access(op, f, write, kind, th, tuple(th.trail), self.steps, end, seq, barrier, self.uids)
+        a = Access(op, f, write, kind, th, tuple(th.trail), self.steps, end, seq, barrier, self.uids,
+                   role=role, chain=chain)
         self.events.append((th.name, a))
         self.tenants.setdefault(f.alloc.name, {})[f.tenant] = f.label
         front = self.frontier.setdefault(f.alloc.name, {})
@@ -725,8 +743,8 @@ class Sim(Bindings):
                    f"{self.src(w.op)}: which of the two buffers' data it reads is not followed")
 
     def hb(self, a: Access, b: Access) -> bool:
-        if a.kind == b.kind == "tcgen05" and a.thread is b.thread and a.seq <= b.seq:
-            return True                  # one thread's tcgen05 MMAs run in issue order (one MMA reads D, then writes it)
+        if a.kind == b.kind == "tcgen05" and a.thread is b.thread and a.seq <= b.seq and _pipelined(a, b):
+            return True
         if a.end is None:
             return False
         k, v = a.end
@@ -795,6 +813,9 @@ class Sim(Bindings):
         name = op.name
         if name == "ttng.init_barrier":
             f = self.foot(op.operands[0], op)
+            if self.aliased(f.alloc):
+                raise Stop(f"the mbarrier initialized at {self.src(op)} lies in {f.alloc.name}, whose bytes other "
+                           "buffers share: P7 does not follow an mbarrier's bytes as memory")
             key = f"{f.alloc.name}+{f.lo}"
             n = self.once(op, "count", lambda op: _attr_int(op, "count")) or 1
             self.bars[key] = Barrier(key, n, n)
@@ -828,6 +849,9 @@ class Sim(Bindings):
             return
         ops = self.operands(op)
         b = self.bar(ops[0], op)
+        if b.key in self.opaque:
+            raise Stop(f"the wait on the mbarrier {b.key} at {self.src(op)}: {self.opaque[b.key]} signals it too, and "
+                       "P7 does not model when, so it cannot count the barrier's phases")
         parity = self.val(ops[1], op) & 1
         while True:
             if b.phase % 2 != parity:
@@ -965,10 +989,10 @@ def _sync(sim, th, op):
 def _tma_load(sim, th, op):
     if not sim._pred(op):
         return
-    bars, data = sim.once(op, "tma-load", lambda op: (
-        [v for v in sim.descs(op) if _is_barrier_type(v)], [v for v in sim.descs(op) if not _is_barrier_type(v)]))
-    if len(bars) != 1 or len(data) != 1:
+    descs = sim.descs(op)            # (barrier, destination): the op's order of operands (an i64 tile is no barrier)
+    if len(descs) != 2 or not _is_barrier_type(descs[0]):
         raise Stop(f"{op.name} at {sim.src(op)}: cannot tell its barrier from its destination")
+    bars, data = descs[:1], descs[1:]
     b = sim.bar(bars[0], op)
     a = sim.access(th, op, data[0], True, "tma-load", barrier=b.key)
     nbytes = sim.k_md(data[0]).size
@@ -1023,6 +1047,17 @@ def _wgmma_wait(sim, th, op):
     sim.log(th, "warpgroup_mma_wait({}) at {}", n, sim.src(op))
 
 
+def _pipelined(a: Access, b: Access) -> bool:
+    """Whether PTX orders `a`, of an MMA one thread issued, before `b`, of the same or a later MMA of that thread.
+    Asynchronous tcgen05 operations may run and complete out of issue order; the pairs PTX pipelines ("tcgen05
+    pipelined instructions") are an MMA after an MMA of the same accumulator (address) and shape, and a later
+    MMA's D writes after an earlier one's A reads. An MMA into other columns, whose D overlaps an earlier MMA's D or
+    A, is not ordered after it (P7 took every MMA of a thread as run in issue order: a helper's chain writing
+    overlapping columns of two accumulators, with no wait between, was "proven")."""
+    return a.seq == b.seq or (a.role == b.role == "d" and a.chain is not None and a.chain == b.chain) or \
+        (a.role == "a" and b.role == "d" and b.write)
+
+
 def _segments(op):
     try:
         text = str(op.attributes["operandSegmentSizes"])
@@ -1058,17 +1093,19 @@ def _tcgen05(sim, th, op):
         return
     th.mma_seq += 1
     group = []
-    uses = [(a_v, False, is_desc[0]), (b_v, False, is_desc[1])]
+    uses = [(a_v, False, is_desc[0], "a"), (b_v, False, is_desc[1], "b")]
     acc = sim.env.get(acc_v) if acc_v is not None else False
     if acc is None and is_desc[2] and (d := sim.foot(d_v, op)) is not None and sim.aliased(d.alloc):
         raise Stop(f"whether {op.name} at {sim.src(op)} accumulates (its use_acc) cannot be computed by this run, "
                    f"and its D shares bytes: whether it reads {d.label} is not followed")
     if acc:                          # it accumulates: it reads D, which must still be D's data
-        uses.append((d_v, False, is_desc[2]))
-    uses.append((d_v, True, is_desc[2]))
-    for v, w, desc in uses:
+        uses.append((d_v, False, is_desc[2], "d"))
+    uses.append((d_v, True, is_desc[2], "d"))
+    d = sim.env.get(d_v)
+    chain = (d.alloc.name, d.lo, d.hi, d.box, str(d_v.type), str(a_v.type)) if isinstance(d, Foot) else None
+    for v, w, desc, role in uses:
         if desc:
-            a = sim.access(th, op, v, w, "tcgen05", seq=th.mma_seq)
+            a = sim.access(th, op, v, w, "tcgen05", seq=th.mma_seq, role=role, chain=chain)
             if a is not None:
                 group.append(a)
     if not group:

@@ -13,8 +13,10 @@ Two steps, both written here from the PTX semantics, not from P7's code:
 
 2. Explore (`explore`): a depth-first search over every interleaving of the threads' events AND every
    completion order of the async engines (a TMA load completes at any time after issue; a thread's TMA
-   stores and its wgmma groups retire in order, any time after issue; a thread's tcgen05 pipe runs its
-   MMAs and the arrivals of their `mbarriers=` / `tcgen05_commit` in issue order), states memoized.
+   stores and its wgmma groups retire in order, any time after issue; a thread's tcgen05 pipe retires its
+   MMAs and the arrivals of their `mbarriers=` / `tcgen05_commit` in issue order, but a new MMA is checked
+   against the thread's MMAs still in flight except where PTX pipelines the pair: an MMA into the same
+   accumulator (D's bytes and types), or its D write after an earlier MMA's A read), states memoized.
    Completions are explored only where they can be observed (just before a thread's next event on the
    barrier they signal, or its wait that needs them): delaying one only keeps accesses in flight longer and
    changes no barrier before that event, so this loses no hazard and no hang.
@@ -78,6 +80,7 @@ class Ev:
     writes: tuple = ()
     bar: int = -1              # barrier number (arrive/expect/wait/tma_ld/commit/init)
     bars: tuple = ()           # tcgen05 mma: barriers it arrives on
+    acc: tuple = ()            # tcgen05 mma: its accumulator (D's footprint, D's and A's types)
     n: int = 0                 # count / pendings / bytes / parity
     tids: tuple = ()           # fork / join
 
@@ -418,7 +421,9 @@ class Unroll:
             bars.append(self.bar(ops[at[6] + k], op))
         # asynchronous with or without barriers: Gluon lowers a barrier-less tcgen05_mma to a bare `tcgen05.mma`
         # (no commit, no wait in the PTX), whatever its `is_async` says
-        self.emit(tid, Ev("mma", _src(op), op.name, reads=reads, writes=writes, bars=tuple(bars)))
+        d = writes[0]                # the accumulator's address: its bytes, whichever view names them
+        acc = ((d.alloc, d.lo, d.hi), str(ops[at[2]].type), str(ops[at[0]].type))
+        self.emit(tid, Ev("mma", _src(op), op.name, reads=reads, writes=writes, bars=tuple(bars), acc=acc))
 
     def view(self, op):
         src = self.env.get(op.operands[0])
@@ -559,6 +564,18 @@ def explore(u: Unroll, max_states: int = MAX_STATES) -> Verdict:
             for f, w in mine:
                 if _clash(of, ow, f, w):
                     record(ev, (f, w), oev, (of, ow))
+        if skip_pipe is None:
+            return
+        for item in st[5][skip_pipe]:   # the thread's own MMAs in flight, unless PTX pipelines the pair
+            if item[0] != "m":
+                continue
+            oev = traces[item[1]][item[2]]
+            for of, ow in accs(oev):
+                for f, w in mine:
+                    same_acc = ow and w and oev.acc == ev.acc
+                    a_then_d = not ow and oev.reads and of is oev.reads[0] and w
+                    if not (same_acc or a_then_d) and _clash(of, ow, f, w):
+                        record(ev, (f, w), oev, (of, ow))
 
     def arrive(bars, b, count, tx=0):
         bars = list(bars)
