@@ -89,7 +89,7 @@ def _leaf(op, storage, ctx) -> layout.Leaf:
     if have == "tmem" and len(desc.shape) != 3:
         fail(op, "local_alloc", f"TMEM buffers must be 2-D (got shape {list(desc.shape[1:])})",
              "allocate TMEM as (rows, columns)")
-    return layout.Leaf(op, desc.buffer_units, desc.shape[0])
+    return layout.Leaf(op, desc.buffer_units, desc.shape[0], desc.alignment)
 
 
 def _node(value, spec_op, by_op, seen):

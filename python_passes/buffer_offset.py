@@ -60,6 +60,11 @@ def _record(op, where, stride):
 
 def _check_whole_buffers(leaf, where, stride, unit, name):
     b = leaf.size
+    if where.offset % leaf.align:   # Triton aligns an allocation's start so; a view starts where it is placed
+        fail(leaf.ref, name,
+             f"buffer '{display_name(leaf.ref)}': its layout asks for alignment to {leaf.align} {unit}, and the tree "
+             f"places it at {where.offset} {unit}",
+             "place it first in its group (offset 0), or give it a layout without that alignment")
     terms = [("buffer_offset", where.offset)]
     if leaf.num > math.prod(where.radices):   # the leaf reaches index group 1 and beyond: the stride matters
         terms.append(("units_between_buffer_groups", stride))

@@ -173,12 +173,23 @@ def _text_at_a_path(text: str):
             os.unlink(path)
 
 
-def parse(text: str, context, name: str = "<lowered module>"):
+def parse(text: str, context, name: str = "<lowered module>", borrow_stderr: bool = True):
     """Parse MLIR text into a Triton module in `context`; returns (module or None, diagnostics text).
 
     Triton parses only from a path (`_text_at_a_path`). Diagnostics call the text `name` instead of that
-    path (tlx-verify passes the user's file).
+    path (tlx-verify passes the user's file). `borrow_stderr=False` (the plugin's lowered module) parses with
+    file descriptor 2 left alone and borrows it only to read the diagnostics of a parse that failed: a layout
+    Triton aborts the process on (an NVMMA tile with fewer rows than its swizzle) then still prints its
+    message, which a borrowed fd 2 swallowed with the process (it died with no output).
     """
+    if not borrow_stderr:
+        with _text_at_a_path(text) as path:
+            try:
+                module = ir.parse_mlir_module(path, context)
+                module.context = context
+                return module, ""
+            except Exception:   # parsed again below, for the diagnostics
+                pass
     with _text_at_a_path(text) as path:
         with captured_stderr() as err:
             try:

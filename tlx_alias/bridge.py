@@ -60,7 +60,7 @@ def to_triton(upstream_module, aliases, triton_context):
     if _ELIDED in body:
         raise BridgeError("the upstream printout elided a large constant")
     text = "".join(f"{name} = {value}\n" for name, value in (aliases or {}).items()) + body
-    module, err = _triton.parse(text, triton_context)
+    module, err = _triton.parse(text, triton_context, borrow_stderr=False)
     if module is None:
         raise BridgeError(f"Triton could not parse the lowered module ({keep_ir(text)}):\n{err.strip()}")
     last_stats["to_triton_ms"] = (time.perf_counter() - t0) * 1e3

@@ -35,6 +35,7 @@ class Leaf:
     ref: object        # what the caller identifies the allocation by (an op, a name)
     size: int          # one buffer, in spec units
     num: int           # buffer count
+    align: int = 1     # units its first buffer's start must be a multiple of (a linear shared layout's alignment)
 
 
 @dataclass(eq=False)

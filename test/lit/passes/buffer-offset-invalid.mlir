@@ -50,3 +50,21 @@
     "tt.return"() : () -> ()
   }) : () -> ()
 }) : () -> ()
+
+// -----
+
+// A linear shared layout asking for 1024-byte alignment, placed at byte 256 by its distinct group (its buffers
+// are 256 bytes): Triton would align such an allocation's start, a view starts where the tree places it.
+#lin = #ttg.shared_linear<{offset = [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0], [2, 0], [4, 0]]}, alignment = 1024>
+#smem = #ttg.shared_memory
+"builtin.module"() ({
+  "tt.func"() <{function_type = () -> (), sym_name = "linear_alignment"}> ({
+    %spec = "tlx.storage_alias_spec"() {storage = "smem", buffer_size = 512 : i64, buffer_stride = 512 : i64, buffer_groups = 1 : i64, unit = "bytes"} : () -> !tlx.storage_alias_spec<smem>
+    %a = "tlx.storage_alias_local_alloc"(%spec) : (!tlx.storage_alias_spec<smem>) -> !ttg.memdesc<1x8x16xf16, #lin, #smem, mutable>
+    // expected-error @+1 {{its layout asks for alignment to 1024 bytes, and the tree places it at 256 bytes}}
+    %b = "tlx.storage_alias_local_alloc"(%spec) : (!tlx.storage_alias_spec<smem>) -> !ttg.memdesc<1x8x16xf16, #lin, #smem, mutable>
+    %g = "tlx.reuse_group"(%a, %b) {group_kind = "distinct", group_size = 1 : i64} : (!ttg.memdesc<1x8x16xf16, #lin, #smem, mutable>, !ttg.memdesc<1x8x16xf16, #lin, #smem, mutable>) -> !tlx.reuse_group<distinct>
+    "tlx.set_buffer_overlap"(%spec, %g) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_group<distinct>) -> ()
+    "tt.return"() : () -> ()
+  }) : () -> ()
+}) : () -> ()

@@ -176,3 +176,18 @@
     "tt.return"() : () -> ()
   }) : () -> ()
 }) : () -> ()
+
+// -----
+
+// A layout whose bytes tlx-alias does not size, refused at the allocation: a linear shared layout with a zero
+// (broadcast) offset basis (Triton allocates its whole offset range; sized as its elements, it was half of that).
+#lin = #ttg.shared_linear<{offset = [[0, 1], [0, 2], [0, 4], [0, 8], [1, 0], [2, 0], [4, 0], [0, 0]]}, alignment = 16>
+#smem = #ttg.shared_memory
+"builtin.module"() ({
+  "tt.func"() <{function_type = () -> (), sym_name = "linear_broadcast"}> ({
+    %spec = "tlx.storage_alias_spec"() {storage = "smem"} : () -> !tlx.storage_alias_spec<smem>
+    // expected-error @+1 {{has a linear shared layout with a zero (broadcast) offset basis}}
+    %a = "tlx.storage_alias_local_alloc"(%spec) : (!tlx.storage_alias_spec<smem>) -> !ttg.memdesc<2x8x16xf16, #lin, #smem, mutable>
+    "tt.return"() : () -> ()
+  }) : () -> ()
+}) : () -> ()
