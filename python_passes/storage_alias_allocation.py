@@ -86,7 +86,36 @@ def _materialize(spec, allocs, ctx, exact_views, row_windows):
     if storage == "smem":
         set_int(backing, "alignment", targets.SMEM_ALLOC_ALIGNMENT, bits=32)
     for alloc in allocs:
+        _index_before_select(alloc.result)
+    for alloc in allocs:
         _replace_with_view(alloc, backing, total, ctx, exact_views, row_windows)
+
+
+def _index_before_select(value):
+    """`select(c, A, B)[k]` as `select(c, A[k], B[k])`, where A or B is a buffer of a spec and the select's result
+    is only indexed: Triton's canonicalizer makes the first of the second (a helper returning `a.index(1)` or
+    `b.index(0)` from the two branches of an `if` becomes a select of the whole allocations indexed by
+    `select(c, 1, 0)`), and each view has a slot rewrite of its own, so the index must reach each allocation."""
+    for use in list(value.uses):
+        sel = use.owner
+        if sel.name != "arith.select" or use.operand_number == 0:
+            continue
+        users = [u.owner for u in sel.results[0].uses]
+        if not users or any(u.name != "ttg.memdesc_index" for u in users) or \
+                any(u.operand_number != 0 for u in sel.results[0].uses):
+            continue
+        cond, on_true, on_false = list(sel.operands)
+        for index_op in users:
+            ip, loc = ir.InsertionPoint(index_op), index_op.location
+            buffer_type, k = index_op.results[0].type, index_op.operands[1]
+            picks = [ir.Operation.create("ttg.memdesc_index", results=[buffer_type], operands=[src, k],
+                                         attributes={a.name: a.attr for a in index_op.attributes}, loc=loc, ip=ip)
+                     for src in (on_true, on_false)]
+            pick = ir.Operation.create("arith.select", results=[buffer_type],
+                                       operands=[cond, picks[0].result, picks[1].result], loc=loc, ip=ip)
+            index_op.results[0].replace_all_uses_with(pick.result)
+            index_op.erase()
+        sel.erase()
 
 
 def _replace_with_view(alloc, backing, total, ctx, exact_views, row_windows):
@@ -217,6 +246,14 @@ def _sources(value):
 
 
 def _unsupported(owner, alloc_src):
+    if owner.name in ("cf.cond_br", "cf.br"):   # Triton 3.6 / 3.7 leave a helper's if/else returns as branches
+        fail(owner, NAME,
+             f"'{owner.name}' passes a whole multi-buffer allocation of a storage_alias_spec between blocks: a "
+             "@gluon.jit helper returning buffers from the branches of an `if` reaches the lowering as unstructured "
+             "control flow on this Triton",
+             "pick the buffer in the kernel itself (`if c: d = a.index(1)` / `else: d = b.index(0)`), or return "
+             "the index from the helper; Triton 3.8 and later fold the helper's branches into a select the lowering "
+             "follows", src_of(owner) or alloc_src)
     fail(owner, NAME,
          f"'{owner.name}' uses a whole multi-buffer allocation of a storage_alias_spec",
          "select one buffer with .index(i) before using it (aliased buffers are only addressed per index)",

@@ -452,3 +452,49 @@ def test_a_spec_whose_allocations_are_all_unused_keeps_its_diagnostics():
     assert smem_backing(k.asm["ttgir"]) == [] and k.metadata.shared == 0
     ours = [w for w in caught if "no allocation left" in str(w.message)]
     assert (ours[0].filename, ours[0].lineno) == (__file__, _line_of("LINE-DEAD-SPEC"))
+
+
+@gluon.jit
+def _pick_buffer(a, b, c):
+    if c:
+        return a.index(1)
+    else:
+        return b.index(0)
+
+
+@gluon.jit
+def picked_buffer_kernel(out_ptr, n, SHARED: gl.constexpr):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    a = tlx.local_alloc((64, 64), gl.float16, 2, tlx.storage_kind.smem, reuse=spec)
+    b = tlx.local_alloc((64, 64), gl.float16, 2, tlx.storage_kind.smem, reuse=spec)
+    if SHARED:   # b[0] is a[0]'s bytes
+        spec.set_buffer_overlap(tlx.reuse_group(a, b, group_type=tlx.reuse_group_type.shared))
+    else:
+        spec.set_buffer_overlap(tlx.reuse_group(a, b, group_type=tlx.reuse_group_type.distinct))
+    blocked: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    x = gl.full([64, 64], 1.0, gl.float16, blocked)
+    a.index(0).store(x)
+    d = _pick_buffer(a, b, n > 200)   # LINE-PICK
+    d.store(x + 1.0)
+    y = a.index(0).load(blocked) + d.load(blocked)
+    gl.store(out_ptr + gl.arange(0, 64, gl.SliceLayout(0, blocked)), gl.sum(y, axis=0).to(gl.float32))
+
+
+def test_a_buffer_picked_in_a_helper_is_indexed_in_each_allocation():
+    """Triton folds a helper returning `a.index(1)` or `b.index(0)` into `select(c, a, b).index(select(c, 1, 0))`:
+    a select of whole allocations, which the lowering refused ("select one buffer with .index(i)", at the helper's
+    `def`). Each allocation is now indexed first (`select(c, a[k], b[k])`, each index rewritten to its view's slot),
+    and P7 follows the pick: with `b[0]` on `a[0]`'s bytes, the runs that take the second branch see it overwrite
+    `a[0]` while it is live."""
+    if compat.VERSION < (3, 8, 0):   # the helper's branches reach the lowering as cf.cond_br: refused, saying so
+        with pytest.raises(TlxAliasError, match="unstructured control flow on this Triton.*pick the buffer in the "
+                                                "kernel itself"):
+            compile_kernel(picked_buffer_kernel, {"out_ptr": "*fp32", "n": "i32"}, {"SHARED": False})
+        return
+    compiled = compile_kernel(picked_buffer_kernel, {"out_ptr": "*fp32", "n": "i32"}, {"SHARED": False})
+    ttgir = compiled.asm["ttgir"]
+    assert re.search(r"= arith\.select %\S+, %\S+, %\S+ : !ttg\.memdesc<64x64xf16", ttgir), ttgir
+    with pytest.raises(TlxAliasError) as info:
+        compile_kernel(picked_buffer_kernel, {"out_ptr": "*fp32", "n": "i32"}, {"SHARED": True})
+    text = str(info.value)
+    assert "[tlx-verify P7] violation" in text and "the two buffers were live at the same time" in text, text
