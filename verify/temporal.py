@@ -1102,7 +1102,8 @@ def _tcgen05(sim, th, op):
         uses.append((d_v, False, is_desc[2], "d"))
     uses.append((d_v, True, is_desc[2], "d"))
     d = sim.env.get(d_v)
-    chain = (d.alloc.name, d.lo, d.hi, d.box, str(d_v.type), str(a_v.type)) if isinstance(d, Foot) else None
+    shape = sim.once(op, "tcgen05-shape", lambda op: (str(d_v.type), str(a_v.type)))   # printed once, not per step
+    chain = (d.alloc.name, d.lo, d.hi, d.box, shape) if isinstance(d, Foot) else None
     for v, w, desc, role in uses:
         if desc:
             a = sim.access(th, op, v, w, "tcgen05", seq=th.mma_seq, role=role, chain=chain)
