@@ -182,22 +182,23 @@ def parse(text: str, context, name: str = "<lowered module>", borrow_stderr: boo
     Triton aborts the process on (an NVMMA tile with fewer rows than its swizzle) then still prints its
     message, which a borrowed fd 2 swallowed with the process (it died with no output).
     """
-    if not borrow_stderr:
-        with _text_at_a_path(text) as path:
-            try:
-                module = ir.parse_mlir_module(path, context)
-                module.context = context
-                return module, ""
-            except Exception:   # parsed again below, for the diagnostics
-                pass
     with _text_at_a_path(text) as path:
+        if not borrow_stderr:
+            try:
+                return _parse_at(path, context), ""
+            except Exception:   # parsed again below, with fd 2 borrowed, for the diagnostics
+                pass
         with captured_stderr() as err:
             try:
-                module = ir.parse_mlir_module(path, context)
-                module.context = context  # as triton.compiler.compiler.parse does; later stages read it
-                return module, ""
+                return _parse_at(path, context), ""
             except Exception as exc:  # Triton raises RuntimeError("Parse MLIR file failed...")
                 return None, f"{exc}\n{err()}".replace(path, name)
+
+
+def _parse_at(path: str, context):
+    module = ir.parse_mlir_module(path, context)
+    module.context = context  # as triton.compiler.compiler.parse does; later stages read it
+    return module
 
 
 def new_context():
