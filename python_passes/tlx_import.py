@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from tlx_alias._mlir import ir
 from tlx_alias.errors import TlxAliasError
 
-from ._ir import ModulePass, PassContext, fail, set_int, set_str, str_attr, walk
+from ._ir import ModulePass, PassContext, fail, set_int, set_str, src_of, str_attr, walk
 
 ALLOC_OPS = ("ttg.local_alloc", "ttng.tmem_alloc")
 FACTS_ATTR = "tlx.specs"
@@ -65,8 +65,13 @@ class TlxImport(ModulePass):
         ops = [live[a] for a in members if a in live]
         for op in ops[1:]:
             if op.parent != ops[0].parent:
-                fail(op, self.name, "allocations of one storage_alias_spec are in different regions",
-                     "allocate every buffer of a spec at the same nesting level (e.g. at the top of the kernel)")
+                inner = op if _depth(op) >= _depth(ops[0]) else ops[0]
+                outer = inner.parent   # the op whose region holds it: the kernel's `if` / `for`, where a
+                where = src_of(outer)  # helper that allocates was called (the allocation's line is the helper's)
+                fail(op, self.name, f"allocations of one storage_alias_spec are in different regions: the one at "
+                                    f"{src_of(inner)} is inside the '{outer.name}' at {where}",
+                     "allocate every buffer of a spec at the same nesting level (e.g. at the top of the kernel)",
+                     where)
         anchor = ops[0] if ops else _function_start(module, spec)
         tree = self._tree(spec)
         attrs = {"storage": spec["storage"], "buffer_size_bytes": spec["size"], "tlx.spec": sid, "tlx.src": spec["src"]}
@@ -164,3 +169,11 @@ def _build_group(node, values, ip, loc, created):
                  {"group_kind": kind, "group_size": node.get("group_size", 1), "tlx.src": node.get("src")})
     created.append(op)
     return op.result
+
+
+def _depth(op) -> int:
+    """How many ops enclose `op`."""
+    n, parent = 0, op.parent
+    while parent is not None:
+        n, parent = n + 1, getattr(parent, "parent", None)
+    return n

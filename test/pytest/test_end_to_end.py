@@ -498,3 +498,29 @@ def test_a_buffer_picked_in_a_helper_is_indexed_in_each_allocation():
         compile_kernel(picked_buffer_kernel, {"out_ptr": "*fp32", "n": "i32"}, {"SHARED": True})
     text = str(info.value)
     assert "[tlx-verify P7] violation" in text and "the two buffers were live at the same time" in text, text
+
+
+@gluon.jit
+def _alloc_from(spec):
+    return tlx.local_alloc((64, 64), gl.float16, 2, tlx.storage_kind.smem, reuse=spec)
+
+
+@gluon.jit
+def allocated_under_an_if_kernel(out_ptr, n):
+    spec = tlx.storage_alias_spec(storage=tlx.storage_kind.smem)
+    a = _alloc_from(spec)
+    blocked: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    a.index(0).store(gl.full([64, 64], 1.0, gl.float16, blocked))
+    if n > 0:  # LINE-IF
+        b = _alloc_from(spec)
+        b.index(0).store(a.index(0).load(blocked))
+        gl.store(out_ptr + gl.arange(0, 64, gl.SliceLayout(0, blocked)), gl.sum(b.index(0).load(blocked), axis=0))
+
+
+def test_an_allocation_under_an_if_names_the_if():
+    """A helper that allocates from a spec, called at the top and under an `if`: the error named the helper's
+    `local_alloc` line, the same for both calls; it names the `if` now, and the allocation's line."""
+    with pytest.raises(TlxAliasError, match="allocations of one storage_alias_spec are in different regions") as info:
+        compile_kernel(allocated_under_an_if_kernel, {"out_ptr": "*fp16", "n": "i32"})
+    assert info.value.src == f"{__file__}:{_line_of('LINE-IF')}", str(info.value)
+    assert f"inside the 'scf.if' at {__file__}:{_line_of('LINE-IF')}" in str(info.value)

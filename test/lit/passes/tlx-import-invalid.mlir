@@ -51,16 +51,16 @@
 
 // -----
 
-// Two allocations of one spec at different nesting levels (the second inside an scf.if): the spec op
-// cannot dominate both from one place, so tlx-import stops at the nested allocation.
+// Allocations of one spec at two nesting levels (the second inside an scf.if): an error at the op holding the
+// nested one (the kernel's `if`: where a helper that allocates was called), naming the allocation's line too.
 #shared = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 32}>
 #smem = #ttg.shared_memory
 "builtin.module"() ({
   "tt.func"() <{function_type = (i1) -> (), sym_name = "members_in_two_regions"}> ({
   ^bb0(%cond: i1):
     %a = "ttg.local_alloc"() {tlx.spec = "spec0", tlx.alloc = "a0"} : () -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
+    // expected-error @+1 {{allocations of one storage_alias_spec are in different regions: the one at -:64 is inside the 'scf.if' at -:63}}
     "scf.if"(%cond) ({
-      // expected-error @+1 {{allocations of one storage_alias_spec are in different regions}}
       %b = "ttg.local_alloc"() {tlx.spec = "spec0", tlx.alloc = "a1"} : () -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
       "scf.yield"() : () -> ()
     }, {
