@@ -124,6 +124,7 @@ class View:
     root: "View | None" = None       # the view whose buffers this inner-dim slice cuts
     used_whole: bool = False         # some op accesses the view as a whole (not through `.index`)
     accessed_at: str = ""            # the source line of the first op that accesses it (a load, store, MMA ...)
+    accessed_itself: bool = False    # some access is not through a reinterpret of one of its buffers
     unreadable: str = ""             # why its tlx.view could not be read (P1: "cannot prove")
     makers: list = field(default_factory=list)   # the ops that make it (equal reinterprets are one view)
 
@@ -332,6 +333,8 @@ class ModelBuilder:
                                 r.view.used_whole = True
                             if r.sub is not None:
                                 r.sub.accessed = True
+                            if r.sub is None or not r.sub.borrow:
+                                r.view.accessed_itself = True
         name = _attr_str(self.func, "sym_name") or "kernel"
         src = self.where(self.func)[1]
         return Kernel(name, src or f"kernel {name}", self.allocs, self.sites, self.notes, self.trees, self.enc,

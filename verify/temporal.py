@@ -1264,11 +1264,15 @@ def _accessed_tenants(kernel, alloc) -> list:
     """The tenants of `alloc` some op of the kernel accesses, read from the model, as (the keys a run names it
     by, how to name it, whether it shares bytes with another of them by declaration): the allocation and its
     reinterprets (a slice or a transpose is its source's), and each reinterpret of one buffer, accessed
-    through it or what is derived from it."""
+    through it or what is derived from it. A view accessed only through reinterprets of its buffers
+    (`c.index(0).reinterpret(bf16)`) is reached where one of them is (each is a tenant of its own too)."""
     views = [v for v in alloc.views if v.accessed_at and not v.backing and v.origin in ("alloc", "reinterpret")]
     out = []
     for v in views:
         keys = {alloc.name} if v.origin == "alloc" else {_tenant_key(op) for op in v.makers}
+        if not v.accessed_itself:
+            keys |= {_tenant_key(b.op) for b in alloc.subs
+                     if b.view is v and b.borrow and b.op.name == "ttg.memdesc_reinterpret"}
         shares = (not alloc.spec or v.no_tree or not v.alloc_id
                   or any(reuse_relation(kernel, alloc, v, w)[0] != "distinct" for w in views
                          if w.alloc_id and w.alloc_id != v.alloc_id))

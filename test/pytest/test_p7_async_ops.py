@@ -202,3 +202,43 @@ def test_a_tma_load_of_64_bit_data_is_told_from_its_barrier(monkeypatch):
     monkeypatch.setenv("TLX_ALIAS_PROOF", "strict")
     layout = gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=64, rank=2)
     compile_kernel(load_64bit_kernel, {"desc": f"tensordesc<i64[32,16],{layout!r}>"}, {}, HOPPER)
+
+
+@gluon.jit
+def reinterpreted_epilogue_kernel(a_desc, c_desc, EARLY: gl.constexpr):
+    BM: gl.constexpr = a_desc.block_type.shape[0]
+    BK: gl.constexpr = a_desc.block_type.shape[1]
+    spec = tlx.storage_alias_spec(storage=SMEM)
+    a_ring = tlx.local_alloc((BM, BK), gl.float16, 2, SMEM, reuse=spec, layout=a_desc.layout)
+    c_tile = tlx.local_alloc((BM, BK), gl.float16, 1, SMEM, reuse=spec, layout=a_desc.layout)
+    spec.set_buffer_overlap(tlx.reuse_group(c_tile, a_ring, group_type=SHARED))
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    mbarrier.expect(bar, a_desc.block_type.nbytes)
+    compat.tma_load(a_desc, [0, 0], bar, a_ring.index(0))
+    c = compat.reinterpret(c_tile.index(0), gl.bfloat16, [BM, BK], c_desc.layout)   # c_tile's only accesses: through c
+    blocked: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0])
+    if EARLY:   # c lies on a_ring[0], which the TMA load may still be writing
+        c.store(gl.zeros([BM, BK], gl.bfloat16, blocked))  # LINE-EARLY-STORE
+    mbarrier.wait(bar, 0)
+    a = a_ring.index(0).load(blocked)
+    if not EARLY:
+        c.store(a.to(gl.bfloat16))
+    fence_async_shared()
+    compat.tma_store(c_desc, [0, 0], c)
+    tma.store_wait(0)
+
+
+def test_a_buffer_reached_only_through_a_reinterpret_of_it_is_ordered(monkeypatch):
+    """A run that accessed a spec buffer only through a reinterpret of one of its buffers did not count as
+    reaching it: "cannot prove ... the sharing was never exercised" on a correct epilogue (a warning under
+    `error`, a stop under `strict`). The same kernel with the store before the TMA load's wait is a violation."""
+    monkeypatch.setenv("TLX_ALIAS_PROOF", "strict")
+    sig = {"a_desc": tensordesc("fp16", [64, 64], _nvmma([64, 64])),
+           "c_desc": tensordesc("bf16", [64, 64], _nvmma([64, 64], gl.bfloat16))}
+    compile_kernel(reinterpreted_epilogue_kernel, sig, {"EARLY": False}, HOPPER)
+    with pytest.raises(TlxAliasError) as info:
+        compile_kernel(reinterpreted_epilogue_kernel, sig, {"EARLY": True}, HOPPER)
+    text = str(info.value)
+    assert "[tlx-verify P7] violation" in text, text
+    assert f"by ttg.local_store at {_line_of(reinterpreted_epilogue_kernel, 'LINE-EARLY-STORE')}" in text, text
