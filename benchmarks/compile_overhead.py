@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import contextlib
 import statistics
 import tempfile
 import time
@@ -90,7 +91,8 @@ def measure(build, repeat: int) -> dict:
         if not rt:
             raise RuntimeError("the plugin did not run on a compile with the hook installed")
         hook.uninstall()
-        off, unshared = _compile(compiled)
+        with hook.unlowered():   # the same kernel, its tagged allocations plain: the unshared baseline
+            off, unshared = _compile(compiled)
         no_baseline = _no_baseline(unshared)
         rows.append({"on": on, "off": off, "to_upstream": rt["tags_ms"] + rt["to_upstream_ms"],
                      "to_triton": rt["to_triton_ms"], "passes": rt["lower_ms"],
@@ -126,7 +128,8 @@ def proof_thread_ab(build, repeat: int) -> dict:
                 else:
                     hook.install()
                     _triton.set_stages_hook(inline if mode == "inside" else ours)
-                rows[mode].append(_compile(compiled)[0])
+                with hook.unlowered() if mode == "off" else contextlib.nullcontext():
+                    rows[mode].append(_compile(compiled)[0])
                 if mode == "beside":
                     rows["proof"].append(hook.last_round_trip["proof_ms"])
                 _triton.set_stages_hook(ours)

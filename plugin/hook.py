@@ -21,15 +21,17 @@ hands back a kernel built under another plugin state. Activation by environment 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import os
 import re
 import threading
 import time
+import weakref
 
 from tlx_alias import _triton, bridge, targets, underuse
-from tlx_alias.errors import TlxAliasError
+from tlx_alias.errors import TlxAliasError, warn_at
 from tlx_alias.memdesc import UnsizedType
 from tlx_alias.python_passes import pipeline
 from tlx_alias.python_passes.analysis import tmem_allocation_columns
@@ -42,8 +44,11 @@ from tlx_alias.verify.wellformed import MalformedIR
 ENV_PREFIX = "TLX_ALIAS_"
 
 _TAG = re.compile(r'[{ ,]"?tlx\.specs?"? = ')   # a tagged allocation, or the module's record of specs
+_LOWERED = re.compile(r'[{ ,]"?tlx\.backing"? = ')   # a spec's backing allocation: the lowering ran
 _lock = threading.Lock()
 _active = False
+_hooked: dict = {}   # id(options) -> weakref of the options of each compile whose stages the hook wrapped
+_unlowered = 0       # > 0 inside `unlowered()`
 last_round_trip: dict = {}
 """Figures of the latest plugin run: tags_ms (has_tags), bridge timings (ms), lower_ms, proof_ms (the
 proof's CPU time on its thread; p7_ms of it: the temporal proof; both 0 when the proof did not run),
@@ -93,6 +98,12 @@ class PendingProof:
         except BaseException as err:   # noqa: B036 -- handed to the waiting thread, raised there
             self._error = err
         self._ms = (time.thread_time() - t0) * 1e3
+
+    def discard(self):
+        """Wait for the thread and drop its verdict (the module it proves is no longer compiled)."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread, self._report, self._error = None, None, None
 
     def wait(self):
         if self._thread is None:
@@ -167,11 +178,18 @@ def run_plugin(triton_module, target=None):
     return out
 
 
-def start_plugin(triton_module, target=None):
-    """(module for Triton, PendingProof or None): the pipeline with the proof still running."""
+def start_plugin(triton_module, target=None, lowered_already=False):
+    """(module for Triton, PendingProof or None): the pipeline with the proof still running. lowered_already: the
+    module (an override file) is proven as it is."""
     t0 = time.perf_counter()
-    if not has_tags(triton_module):
-        return triton_module, None
+    if lowered_already or not has_tags(triton_module):
+        if not lowered_already:
+            return triton_module, None
+        module, aliases = bridge.to_upstream(triton_module)
+        ms = (time.perf_counter() - t0) * 1e3
+        stats = dict(bridge.last_stats, kernel_src=_kernel_src(module), separations=[], tmem_columns=[],
+                     work_ms=ms, total_ms=ms)
+        return triton_module, PendingProof(module, target, aliases, stats)
     tags_ms = (time.perf_counter() - t0) * 1e3
     module, aliases = bridge.to_upstream(triton_module)
     t1 = time.perf_counter()
@@ -212,6 +230,8 @@ def _make_hook(prev):
         backend, stages, options, language, capability = args
         if prev is not None:
             prev(*args)
+        if _active:
+            _hooked[id(options)] = weakref.ref(options, lambda _, key=id(options): _hooked.pop(key, None))
         stage = stages.get(_triton.STAGE)
         if not _active or stage is None or getattr(stage, "_tlx_alias", False):
             return  # uninstalled, or already wrapped by another copy of this hook in the chain
@@ -229,10 +249,11 @@ def _make_hook(prev):
         def ttgir_then_tlx_alias(src, metadata):
             module = stage(src, metadata)
             out, lowered["proof"] = start_plugin(module, target)
-            lowered["yes"] = out is not module
-            lowered["src"] = last_round_trip.get("kernel_src")
-            lowered["separations"] = last_round_trip.get("separations", [])
-            lowered["tmem_columns"] = last_round_trip.get("tmem_columns", [])
+            lowered["yes"], lowered["out"] = out is not module, out
+            stats = lowered["proof"].stats if lowered["proof"] is not None else {}   # this compile's, not the
+            lowered["src"] = stats.get("kernel_src")                                  # latest of the process
+            lowered["separations"] = stats.get("separations", [])
+            lowered["tmem_columns"] = stats.get("tmem_columns", [])
             # Triton runs the stages as they are now: overlap only if the last of them is still ours, and only
             # with a core to spare (on one core the proof's thread and Triton's stages take turns: slower)
             if lowered["proof"] is not None and (not later or stages[later[-1]] is not mine[later[-1]]
@@ -240,10 +261,37 @@ def _make_hook(prev):
                 join()
             return out
 
+        def overridden(ext, module):
+            """The stage `ext`'s output was replaced (TRITON_KERNEL_OVERRIDE, the `ir_override` option): a ttgir
+            is lowered and proven in place of the one the proof covered; a later stage's is beyond the proof."""
+            if ext != _triton.STAGE:
+                if lowered.get("yes"):
+                    join()
+                    warn_at(lowered.get("src"), f"[tlx-alias] this kernel's {ext} was replaced by an override file: "
+                            f"the proof covers the ttgir tlx-alias lowered, not the override")
+                return module
+            if not lowered.get("yes") and not has_tags(module):
+                return module     # a kernel that does not use the API: Triton's business alone
+            pending = lowered.pop("proof", None)
+            if pending is not None:
+                pending.discard()   # the proof of a module that is no longer compiled
+            done = _LOWERED.search(module.str_nodebug()) is not None or not has_tags(module)
+            out, lowered["proof"] = start_plugin(module, target, lowered_already=done)
+            lowered["yes"] = True
+            join()
+            return out
+
         def then_join(name, run):
             def stage_then_join(src, metadata):
                 try:
-                    out = run(src, metadata)
+                    if "out" in lowered and src is not lowered["out"]:   # Triton took the previous stage's
+                        src = overridden(keys[keys.index(name) - 1], src)   # output from a file
+                    elif "out" not in lowered and name == later[0] and has_tags(src):
+                        raise TlxAliasError("tlx-alias", "the kernel reached Triton's llir stage without its "
+                                            "lowering: another stages hook replaced the ttgir stage tlx-alias wraps",
+                                            "make that hook wrap the ttgir stage it finds (call it) instead of "
+                                            "replacing it")
+                    out = lowered["out"] = run(src, metadata)
                     if name == _triton.CAPACITY_STAGE and lowered.get("yes"):
                         check_capacity(metadata, target, lowered.get("src"))
                         underuse.hint(lowered["separations"], metadata, target, lowered["tmem_columns"])
@@ -288,6 +336,32 @@ def uninstall():
             _triton.set_stages_hook(current._tlx_alias_prev)
         if not _triton.HOOK_KEYS_CACHE:
             _triton.unpatch_cache_key()
+
+
+def lowers(options) -> bool:
+    """Will the compile whose options these are run the lowering? Triton calls the stages hook with the options
+    object it then traces the kernel with; a hook set later that does not call the previous one (or
+    `knobs.runtime.scope()` ending) takes tlx-alias out of the pipeline, and the frontend refuses then."""
+    ref = _hooked.get(id(options))
+    return _unlowered > 0 or (ref is not None and ref() is options)
+
+
+@contextlib.contextmanager
+def unlowered():
+    """Compiles in this block may use the API without the lowering: the tagged allocations compile as plain ones,
+    unshared and unproven. For what inspects or measures the frontend alone (its tests; the unshared baseline of
+    `benchmarks/compile_overhead.py`), never for a kernel that runs."""
+    global _unlowered
+    _unlowered += 1
+    try:
+        yield
+    finally:
+        _unlowered -= 1
+
+
+def stages_hook_name() -> str:
+    fn = _triton.get_stages_hook()
+    return "None" if fn is None else f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', fn)}"
 
 
 def is_installed() -> bool:

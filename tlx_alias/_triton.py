@@ -243,6 +243,11 @@ def trace_capability(semantic):
     return int(m.group(1)) if m else None
 
 
+def trace_options(semantic):
+    """The options object of the compile tracing the kernel (what Triton handed the stages hook), or None."""
+    return getattr(semantic.builder, "options", None)
+
+
 def trace_num_ctas(semantic) -> int:
     """The CTAs per cluster a kernel being traced is compiled for (`options.num_ctas`; 1 where not said)."""
     return int(getattr(getattr(semantic.builder, "options", None), "num_ctas", 1) or 1)

@@ -95,6 +95,7 @@ class storage_alias_spec(base_value):
         if not isinstance(storage, storage_kind):
             raise _error(api, f"storage must be a tlx.storage_kind, got {storage!r}",
                          "pass tlx.storage_kind.smem or tlx.storage_kind.tmem", src)
+        _require_lowering(api, _semantic, src)
         _require_one_cta(api, _semantic, src)
         size = _unwrap_if_constexpr(buffer_size_bytes)
         if size is not None:
@@ -277,6 +278,20 @@ def _default_layout(storage, shape, dtype):
     return gl.SwizzledSharedLayout(1, 1, 1, [0])
 
 
+def _require_lowering(api, semantic, src):
+    """The compile tracing this kernel must run tlx-alias's stages (its lowering and proof): a stages hook set
+    after `import tlx_alias.language` that does not call the one it replaced, `knobs.runtime.scope()` ending,
+    or `hook.uninstall()` leave Triton to compile the tagged allocations as plain ones, unshared and unproven."""
+    if not _hook.lowers(compat.trace_options(semantic)):
+        name = _hook.stages_hook_name()
+        raise _error(api, "tlx-alias's lowering is not in this compile's pipeline: Triton's "
+                     f"knobs.runtime.add_stages_inspection_hook is {name}"
+                     f"{'' if name == 'None' else ', which did not call the tlx-alias hook it replaced'}: the kernel "
+                     "would compile unshared and unproven",
+                     "set your stages hook before importing tlx_alias.language (tlx-alias calls the hook it finds), "
+                     "or call the previous hook from yours; tlx_alias.plugin.hook.install() puts tlx-alias back", src)
+
+
 def _require_one_cta(api, semantic, src):
     """Storage aliasing is for kernels of one CTA per cluster: the backing allocation the lowering makes has no
     CTA layout (Triton 3.9 refuses it in a kernel of several), and the proof follows one CTA, not what the
@@ -308,6 +323,7 @@ def local_alloc(shape, dtype, num, storage=storage_kind.smem, reuse=None, layout
                      src)
     storage, reuse, layout = (_unwrap_if_constexpr(x) for x in (storage, reuse, layout))
     if reuse is not None:
+        _require_lowering(api, _semantic, src)
         _require_one_cta(api, _semantic, src)
     if not shape or not all(_int_constant(s) and s > 0 for s in shape):
         raise _error(api, f"shape must be a non-empty tuple of positive compile-time ints, got {shape}",

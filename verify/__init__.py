@@ -21,6 +21,7 @@ Offline: `prove_module(module, target, aliases) -> Report`, or the `tlx-verify` 
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -68,6 +69,16 @@ def cluster_verdicts(kernel, ctas: int) -> list:
 
 
 _z3 = {"spare": None, "maker": None, "lock": threading.Lock()}
+
+
+def _after_fork_in_child():
+    """A child forked while a proof held the lock (or the spare context was being made) would wait for it
+    forever at its first proof: that thread does not exist in the child."""
+    _z3.update(spare=None, maker=None, lock=threading.Lock())
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _make_spare():

@@ -21,6 +21,7 @@ from tlx_alias import _triton as compat
 
 import tlx_alias.language as tlx
 from tlx_alias.errors import TlxAliasError, TlxAliasWarning
+from tlx_alias.plugin import hook
 
 HOPPER, BLACKWELL = 90, 100
 
@@ -28,7 +29,8 @@ HOPPER, BLACKWELL = 90, 100
 @pytest.fixture(autouse=True)
 def _frontend_only(tmp_path):
     """No plugin hook, a private cache, always compile: the ttgir is Gluon's own, from this code."""
-    with triton.knobs.runtime.scope(), triton.knobs.compilation.scope(), triton.knobs.cache.scope():
+    with triton.knobs.runtime.scope(), triton.knobs.compilation.scope(), triton.knobs.cache.scope(), \
+            hook.unlowered():
         triton.knobs.runtime.add_stages_inspection_hook = None
         triton.knobs.compilation.always_compile = True
         triton.knobs.cache.dir = str(tmp_path)
