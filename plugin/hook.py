@@ -35,7 +35,7 @@ from tlx_alias.errors import TlxAliasError, warn_at
 from tlx_alias.memdesc import UnsizedType
 from tlx_alias.python_passes import pipeline
 from tlx_alias.python_passes.analysis import tmem_allocation_columns
-from tlx_alias.python_passes.tlx_import import FACTS_ATTR  # the module's record of specs (a string attribute)
+from tlx_alias.python_passes.tlx_import import FACTS_ATTR, spec_record  # the module's record of specs
 from tlx_alias.verify import judge, mode_from_env, prove_module
 from tlx_alias.verify.encode import loc_info
 from tlx_alias.verify.temporal import mixed_enabled, step_budget
@@ -163,11 +163,12 @@ def has_tags(triton_module) -> bool:
 
 
 def _kernel_src(module):
-    """"file:line" of the (first) kernel function's definition, for errors that concern the whole kernel."""
+    """"file:line" of the (first) kernel function's definition, for errors that concern the whole kernel; where
+    the IR has no locations (TRITON_DISABLE_LINE_INFO=1), the first spec's line from the frontend's record."""
     for op in module.body.operations:
-        if op.operation.name == "tt.func":
-            return loc_info(op.location)[1] or None
-    return None
+        if op.operation.name == "tt.func" and loc_info(op.location)[1]:
+            return loc_info(op.location)[1]
+    return next((spec.get("src") for spec in spec_record(module).values() if spec.get("src")), None)
 
 
 def run_plugin(triton_module, target=None):

@@ -30,7 +30,7 @@ class TlxImport(ModulePass):
     name = "tlx-import"
 
     def apply(self, module, ctx: PassContext) -> None:
-        facts = _facts(module)
+        facts = spec_record(module)
         live = self._live_members(module, facts)
         for sid, spec in facts.items():
             self._import_spec(module, sid, spec, live, ctx)
@@ -121,7 +121,8 @@ class TlxImport(ModulePass):
         return roots[0] if roots else None
 
 
-def _facts(module) -> dict:
+def spec_record(module) -> dict:
+    """The frontend's record of the module's specs ({} where there is none): storage, size, src, members, tree."""
     attrs = module.operation.attributes
     if FACTS_ATTR not in attrs:
         return {}

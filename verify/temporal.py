@@ -66,6 +66,9 @@ from .props import PROVEN, UNKNOWN, VIOLATION, Verdict, reuse_relation
 RUNS = (256, 384, 192, 128, 7, 6, 5, 3, 2, 1)
 MAX_STEPS = 20_000           # ops executed per run by default (TLX_ALIAS_P7_STEPS; over it: retried with the
                              # arguments / 4)
+BUDGET_MARGIN = 2            # a loop whose cheapest iteration so far, times the iterations left, would take the run
+                             # past this many budgets ends the run at once: it would use the budget up (a whole
+                             # budget spent on each run that does cost fa_tutorial_borrow's proof 155 of 259 ms)
 GC_STEPS = 1_000             # ops between two passes of `Sim.forget`
 MIN_VALUE = 4                # ... down to this value
 MAX_TRIPS = 4096             # iterations of one loop per entry
@@ -521,17 +524,21 @@ class Sim(Bindings):
         body = self.once(op, "body", lambda op: op.regions[0].blocks[0])
         state = [self.env.get(v) for v in self.operands(op)[3:]]
         where = self.src(op)
-        iv, trips, args = lb, 0, self.block_args(body)
+        iv, trips, args, cheapest = lb, 0, self.block_args(body), None
         while iv < ub:
             trips += 1
             if trips > MAX_TRIPS:
                 raise Stop(f"the loop at {where} runs more than {MAX_TRIPS} iterations")
             self._bind([iv] + state, args)
             th.trail.append((where, trips - 1))
+            before = self.steps
             yield from self.block(th, body)
             th.trail.pop()
             state = self._yielded(body)
             iv += step
+            cheapest = min(cheapest or self.steps - before, self.steps - before)
+            if trips >= 2 and self.steps + -(-(ub - iv) // step) * cheapest > BUDGET_MARGIN * self.budget:
+                raise Budget(f"the loop at {where} would use up the run's budget of {self.budget} ops")
         self._bind(state, self.results(op))
 
     def _if(self, th, op):
@@ -1385,7 +1392,8 @@ def _p7(kernel, path, runs, made) -> list:
             kind = v.kind
             detail = (f"{_who(sim, v.first)} and {_who(sim, v.second)} share {a.unit} [{v.lo}, {v.hi}): {v.why} "
                       f"(bounded run, integer arguments = {sim.arg_value})")
-            rows.append(Verdict("P7", a.name, VIOLATION, CHECK_P7, detail, sim.src(v.second.op), FIX_P7[kind],
+            at = sim.src(v.second.op)   # no location (TRITON_DISABLE_LINE_INFO=1): the allocation's own line
+            rows.append(Verdict("P7", a.name, VIOLATION, CHECK_P7, detail, a.src if at == "?" else at, FIX_P7[kind],
                                 data={"views": [v.first.foot.label, v.second.foot.label],
                                       "lines": [sim.src(v.first.op), sim.src(v.second.op)],
                                       "ops": [v.first.op.name, v.second.op.name],

@@ -153,3 +153,15 @@ def test_a_child_forked_during_a_proof_can_prove():
             os._exit(0 if got else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_without_line_info_errors_name_the_spec_line(monkeypatch):
+    """TRITON_DISABLE_LINE_INFO=1 builds the IR without locations: the proof's violation and the capacity error
+    named no line ("?", None). They fall back to the spec's line from the frontend's record."""
+    monkeypatch.setenv("TRITON_DISABLE_LINE_INFO", "1")
+    with pytest.raises(TlxAliasError) as info:
+        compile_tiles(racy=True)
+    assert str(info.value).startswith(f"{line_of('LINE-SPEC')}: error: [tlx-verify P7] violation"), str(info.value)
+    with pytest.raises(TlxAliasError) as info:
+        compile_tiles(pad=True)
+    assert str(info.value).startswith(f"{line_of('LINE-SPEC')}: error: [tlx-alias capacity]"), str(info.value)
