@@ -254,6 +254,12 @@ def _unsupported(owner, alloc_src):
              "pick the buffer in the kernel itself (`if c: d = a.index(1)` / `else: d = b.index(0)`), or return "
              "the index from the helper; Triton 3.8 and later fold the helper's branches into a select the lowering "
              "follows", src_of(owner) or alloc_src)
+    if owner.name == "tt.call":   # a helper Triton did not inline: noinline=True, or one with a runtime
+        fail(owner, NAME,          # `return` called inside a loop (a graph of blocks cannot go into the loop)
+             "a call Triton did not inline takes a whole multi-buffer allocation of a storage_alias_spec (a "
+             "@gluon.jit(noinline=True) helper, or a helper with a runtime `return` called inside a loop)",
+             "pass the helper one buffer, `.index(i)`, or make the helper's early `return` an `if` around its body",
+             src_of(owner) or alloc_src)
     fail(owner, NAME,
          f"'{owner.name}' uses a whole multi-buffer allocation of a storage_alias_spec",
          "select one buffer with .index(i) before using it (aliased buffers are only addressed per index)",

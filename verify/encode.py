@@ -176,6 +176,27 @@ def free_vars(term):
     return out
 
 
+def _has_cycle(succs: dict) -> bool:
+    """Does the graph {block: [successor blocks]} have a cycle (a loop made of branches)?"""
+    state = {}                       # 1: on the current path, 2: done
+    for start in succs:
+        if state.get(start):
+            continue
+        stack, state[start] = [(start, iter(succs.get(start, ())))], 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                return True
+            elif not state.get(nxt):
+                state[nxt] = 1
+                stack.append((nxt, iter(succs.get(nxt, ()))))
+    return False
+
+
 def _terminator(region):
     """The last op of a region's first block (scf.yield / scf.condition)."""
     return getattr(list(region.blocks[0].operations)[-1], "operation", list(region.blocks[0].operations)[-1])
@@ -566,7 +587,14 @@ class Encoder:
             return self.val(ttg.capture_of(v))
         if parent.name == "tt.func":
             name, _ = loc_info(v.location, self.path)
-            var = self.fresh(name or f"arg{k}", True, "kernel argument", is_bool)
+            if block != parent.regions[0].blocks[0]:   # what a branch passes on (a runtime `return`'s graph)
+                return self._opaque(v, "value a branch passes to a block", is_bool)
+            if _attr_str(parent, "sym_visibility") == "private":   # a noinline helper: its callers not followed
+                helper = _attr_str(parent, "sym_name") or "?"
+                var = self.fresh(name or f"arg{k}", False, f"argument of the noinline helper {helper} (its "
+                                 "callers' values are not followed)", is_bool)
+            else:
+                var = self.fresh(name or f"arg{k}", True, "kernel argument", is_bool)
             if not is_bool:
                 w = _width(v)
                 self.facts += [ge(var, -(1 << (w - 1))), lt(var, 1 << (w - 1))]
@@ -609,11 +637,17 @@ class Encoder:
     def prepare(self, func_op):
         """Invariants of every loop, innermost first: an outer loop's step needs its inner loops' facts; only
         for the carried values some property may read (`read_by_a_property`)."""
-        loops = []
-        func_op.walk(lambda op: (loops.append(op) if op.name in ("scf.for", "scf.while") else None,
+        loops, assumes = [], []
+        func_op.walk(lambda op: (loops.append(op) if op.name in ("scf.for", "scf.while") else
+                                 assumes.append(op) if op.name == "llvm.intr.assume" else None,
                                  ir.WalkResult.ADVANCE)[1], ir.WalkOrder.POST_ORDER)
         for loop in loops:
             self._loop(getattr(loop, "operation", loop))
+        for op in assumes:   # `gl.assume(c)`: the kernel promises c wherever the op runs
+            op = getattr(op, "operation", op)
+            c = self.val(op.operands[0])
+            if c is not None:
+                self.facts.append(_implies(self.path_condition(op), c))
 
     def _loop_vars(self, loop):
         """(var, result var, init, yielded value, is_bool) per carried integer; variables made once.
@@ -921,10 +955,50 @@ class Encoder:
                 c = self.val(_terminator(parent.regions[0]).operands[0])
                 if c is not None:
                     conds.append(c)
-            if parent.name in ("tt.func", "builtin.module"):
+            if parent.name == "tt.func":
+                c = self._block_condition(cur.block)
+                if c is not None:
+                    conds.append(c)
+                break
+            if parent.name == "builtin.module":
                 break
             cur = parent
         return _nary(z3.Z3_mk_and, conds, self.ctx) if conds else z3.BoolVal(True, self.ctx)
+
+    def _block_condition(self, block):
+        """Where a function's body is a graph of blocks (a runtime `return`: `if i < 0: return` branches with
+        `cf.cond_br` to a block holding the rest), what reaching `block` implies: the branch taken into it, and
+        what reaching that branch implies, along single predecessors of a graph with no back edge (else None)."""
+        region = block.region
+        key = ("cfg", id(region))
+        if key not in self.memo:
+            blocks = list(region.blocks)
+            preds, succs = {}, {}
+            for i, b in enumerate(blocks):
+                ops = list(b.operations)
+                term = getattr(ops[-1], "operation", ops[-1]) if ops else None
+                if term is None or term.name not in ("cf.br", "cf.cond_br"):
+                    continue
+                for k, succ in enumerate(term.successors):
+                    j = next(n for n, x in enumerate(blocks) if x == succ)
+                    succs.setdefault(i, []).append(j)
+                    preds.setdefault(j, []).append((i, term, k))
+            self.memo[key] = (blocks, preds, _has_cycle(succs))
+        blocks, preds, back = self.memo[key]
+        j = next(n for n, x in enumerate(blocks) if x == block)
+        if back or j == 0 or len(preds.get(j, [])) != 1:
+            return None
+        i, term, k = preds[j][0]
+        if term.name == "cf.br":
+            return self._block_condition(blocks[i])
+        if term.successors[0] == term.successors[1]:
+            return self._block_condition(blocks[i])
+        c = self.val(term.operands[0])
+        if c is None:
+            return self._block_condition(blocks[i])
+        taken = c if k == 0 else _negate(c)
+        before = self._block_condition(blocks[i])
+        return taken if before is None else _nary(z3.Z3_mk_and, [before, taken], self.ctx)
 
     # -- the expression in the kernel's names
     def text(self, v, depth=0) -> str:

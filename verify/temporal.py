@@ -382,9 +382,28 @@ class Sim(Bindings):
         for a in _int_args(self.k):
             self.env[a] = values.get(a, MIXED[0]) if mixed else self.arg_value
         main = Thread("t0", "default")
-        self.spawn(main, self.block(main, body))
+        self.spawn(main, self.blocks(main, body))
         self.schedule()
         return self
+
+    def blocks(self, th, block):
+        """`block`, then the blocks its branch leads to: a runtime `return` in the kernel, a warp_specialize
+        partition or a helper Triton inlined makes the body a graph of blocks joined by `cf.br` / `cf.cond_br`
+        (P7 ran the first block only, and said "proven" on a race after such a return)."""
+        while True:
+            yield from self.block(th, block)
+            term = _op(list(block.operations)[-1])
+            if term.name not in ("cf.br", "cf.cond_br"):
+                return
+            operands, succ = list(term.operands), list(term.successors)
+            if term.name == "cf.br":
+                block, args = succ[0], operands
+            else:   # operands: the condition, then the true and the false successor's arguments
+                n_true = (_attr_ints(term, "operandSegmentSizes") or [1, 0, 0])[1]
+                taken = self.val(operands[0], term)
+                block = succ[0] if taken else succ[1]
+                args = operands[1:1 + n_true] if taken else operands[1 + n_true:]
+            self._bind([self.env.get(v) for v in args], list(block.arguments))
 
     def close(self):
         """Drop what refers in cycles (accesses <-> threads, generators, clocks), once the verdicts are made."""
@@ -503,6 +522,9 @@ class Sim(Bindings):
                 raise Stop(f"{op.name} at {self.src(op)} touches {f.alloc.name}, and P7 does not model "
                            "when it reads or writes")
             if _is_barrier_type(v):
+                if op.name == "tt.call":   # a noinline helper may wait on it: what the wait orders is not seen
+                    raise Stop(f"the call at {self.src(op)} takes the mbarrier {f.label}, and P7 does not follow "
+                               "calls (a wait or an arrive in the helper)")
                 self.opaque.setdefault(f"{f.alloc.name}+{f.lo}", f"{op.name} at {self.src(op)}")
         if op.name in BULK_GROUPS:       # a bulk async group of its own: `store_wait(n)` counts it
             th.store_seq += 1
@@ -579,9 +601,9 @@ class Sim(Bindings):
                 w = Thread(f"{th.tid}.{k}", f"partition {k} ({self.src(op)})", dict(th.vc), list(th.trail))
                 self._bind(caps, list(region.blocks[0].arguments))
                 workers.append(w)
-                self.spawn(w, self.block(w, region.blocks[0]))
+                self.spawn(w, self.blocks(w, region.blocks[0]))
         th.tick()
-        yield from self.block(th, op.regions[0].blocks[0])
+        yield from self.blocks(th, op.regions[0].blocks[0])
         while not all(w.done for w in workers):
             th.blocked = f"the end of warp_specialize at {self.src(op)}"
             yield

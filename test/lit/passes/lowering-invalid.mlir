@@ -171,3 +171,22 @@
     "tt.return"() : () -> ()
   }) : () -> ()
 }) : () -> ()
+
+// -----
+
+// A call Triton did not inline (a noinline helper, or a helper with a runtime `return` called in a loop) that
+// takes the whole multi-buffer view: the error says which calls stay calls and how to pass one buffer.
+#shared = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 32}>
+#smem = #ttg.shared_memory
+"builtin.module"() ({
+  "tt.func"() <{function_type = () -> (), sym_name = "whole_view_call"}> ({
+    %spec = "tlx.storage_alias_spec"() {storage = "smem"} : () -> !tlx.storage_alias_spec<smem>
+    %a = "tlx.storage_alias_local_alloc"(%spec) : (!tlx.storage_alias_spec<smem>) -> !ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>
+    %b = "tlx.storage_alias_local_alloc"(%spec) : (!tlx.storage_alias_spec<smem>) -> !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>
+    %g = "tlx.reuse_group"(%a, %b) {group_kind = "shared", group_size = 1 : i64} : (!ttg.memdesc<2x64x64xf32, #shared, #smem, mutable>, !ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>) -> !tlx.reuse_group<shared>
+    "tlx.set_buffer_overlap"(%spec, %g) : (!tlx.storage_alias_spec<smem>, !tlx.reuse_group<shared>) -> ()
+    // expected-error @+1 {{a call Triton did not inline takes a whole multi-buffer allocation}}
+    "tt.call"(%b) <{callee = @helper}> : (!ttg.memdesc<2x64x64xf16, #shared, #smem, mutable>) -> ()
+    "tt.return"() : () -> ()
+  }) : () -> ()
+}) : () -> ()
