@@ -351,7 +351,7 @@ def test_a_loop_that_would_use_up_the_budget_ends_its_run_early():
         modules.append(load_triton(_seeded(name, "none"), f"{name}.ttgir"))
         (kernel,) = model.build(modules[-1].module, modules[-1].aliases, f"{name}.ttgir", z3.Context())
         return temporal.Sim(kernel, value, f"{name}.ttgir", 20_000)
-    cut = sim("ring_epilogue", 256)      # 256 tiles of 4 K blocks: far over the budget
+    cut = sim("ring_last_slot", 4096)    # 4096 blocks: far over the budget
     with pytest.raises(temporal.Budget, match="would use up the run's budget of 20000 ops"):
         cut.run()
     assert cut.steps < 20_000 // 2, cut.steps
