@@ -183,14 +183,14 @@ def start_plugin(triton_module, target=None, lowered_already=False):
     """(module for Triton, PendingProof or None): the pipeline with the proof still running. lowered_already: the
     module (an override file) is proven as it is."""
     t0 = time.perf_counter()
-    if lowered_already or not has_tags(triton_module):
-        if not lowered_already:
-            return triton_module, None
+    if lowered_already:
         module, aliases = bridge.to_upstream(triton_module)
         ms = (time.perf_counter() - t0) * 1e3
         stats = dict(bridge.last_stats, kernel_src=_kernel_src(module), separations=[], tmem_columns=[],
                      work_ms=ms, total_ms=ms)
         return triton_module, PendingProof(module, target, aliases, stats)
+    if not has_tags(triton_module):
+        return triton_module, None
     tags_ms = (time.perf_counter() - t0) * 1e3
     module, aliases = bridge.to_upstream(triton_module)
     t1 = time.perf_counter()

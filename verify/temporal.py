@@ -558,8 +558,9 @@ class Sim(Bindings):
             th.trail.pop()
             state = self._yielded(body)
             iv += step
-            cheapest = min(cheapest or self.steps - before, self.steps - before)
-            if trips >= 2 and self.steps + -(-(ub - iv) // step) * cheapest > BUDGET_MARGIN * self.budget:
+            cost = self.steps - before
+            cheapest = cost if cheapest is None else min(cheapest, cost)
+            if trips >= 2 and step > 0 and self.steps + -(-(ub - iv) // step) * cheapest > BUDGET_MARGIN * self.budget:
                 raise Budget(f"the loop at {where} would use up the run's budget of {self.budget} ops")
         self._bind(state, self.results(op))
 
