@@ -276,7 +276,7 @@ def _make_hook(prev):
             pending = lowered.pop("proof", None)
             if pending is not None:
                 pending.discard()   # the proof of a module that is no longer compiled
-            done = _LOWERED.search(module.str_nodebug()) is not None or not has_tags(module)
+            done = not has_tags(module) or _LOWERED.search(module.str_nodebug()) is not None
             out, lowered["proof"] = start_plugin(module, target, lowered_already=done)
             lowered["yes"] = True
             join()

@@ -452,6 +452,7 @@ class Encoder:
         self._names: dict = {}
         self._vars: dict = {}            # Z3 ast id -> names of its variables (see var_names)
         self._vars_roots: list = []      # terms whose subterm ids _vars holds: alive, so ids stay theirs
+        self._cfg = None                 # the function body's blocks, predecessors, cycle (`_block_condition`)
 
     # -- variables
     def fresh(self, base: str, exact: bool, why: str, is_bool=False):
@@ -969,10 +970,8 @@ class Encoder:
         """Where a function's body is a graph of blocks (a runtime `return`: `if i < 0: return` branches with
         `cf.cond_br` to a block holding the rest), what reaching `block` implies: the branch taken into it, and
         what reaching that branch implies, along single predecessors of a graph with no back edge (else None)."""
-        region = block.region
-        key = ("cfg", id(region))
-        if key not in self.memo:
-            blocks = list(region.blocks)
+        if self._cfg is None:   # one encoder per function: its body's graph, read once
+            blocks = list(block.region.blocks)
             preds, succs = {}, {}
             for i, b in enumerate(blocks):
                 ops = list(b.operations)
@@ -983,21 +982,18 @@ class Encoder:
                     j = next(n for n, x in enumerate(blocks) if x == succ)
                     succs.setdefault(i, []).append(j)
                     preds.setdefault(j, []).append((i, term, k))
-            self.memo[key] = (blocks, preds, _has_cycle(succs))
-        blocks, preds, back = self.memo[key]
+            self._cfg = (blocks, preds, _has_cycle(succs))
+        blocks, preds, back = self._cfg
         j = next(n for n, x in enumerate(blocks) if x == block)
         if back or j == 0 or len(preds.get(j, [])) != 1:
             return None
         i, term, k = preds[j][0]
-        if term.name == "cf.br":
-            return self._block_condition(blocks[i])
-        if term.successors[0] == term.successors[1]:
-            return self._block_condition(blocks[i])
-        c = self.val(term.operands[0])
-        if c is None:
-            return self._block_condition(blocks[i])
-        taken = c if k == 0 else _negate(c)
         before = self._block_condition(blocks[i])
+        two_ways = term.name == "cf.cond_br" and term.successors[0] != term.successors[1]
+        c = self.val(term.operands[0]) if two_ways else None
+        if c is None:   # an unconditional branch, or a condition not modelled: what reaching the branch implies
+            return before
+        taken = c if k == 0 else _negate(c)
         return taken if before is None else _nary(z3.Z3_mk_and, [before, taken], self.ctx)
 
     # -- the expression in the kernel's names
