@@ -6,7 +6,8 @@ start aligned; the stride between index groups T aligned to 128 bytes / the wide
   with a reuse tree: total = index groups * T (index groups: the most any leaf needs);
   without: total = max over its allocations of num * buffer size (all start at offset 0).
 An explicit `buffer_size_bytes` must be at least the total, and only enlarges the backing (the stride
-stays T, as in TLX). Units: bytes (SMEM); 32-bit columns (TMEM; an explicit size is bytes of 128 lanes x 4).
+stays T, as in TLX). Units: bytes (SMEM); 32-bit columns (TMEM; an explicit size is bytes of 128 lanes x 4,
+rounded up to whole columns).
 Option `exact_views` (Triton 3.8, whose reinterpret keeps the size): the total is padded to a multiple of
 every member's buffer size, with a warning. Sets on the spec: `buffer_size`, `buffer_stride`,
 `buffer_groups` (i64) and `unit`. Errors: explicit size too small (naming the group that overflows),
@@ -92,11 +93,12 @@ class SizeDefinition(ModulePass):
 
     @staticmethod
     def _explicit_units(spec):
-        """The explicit buffer_size_bytes in spec units, or None."""
+        """The explicit buffer_size_bytes in spec units, or None: TMEM bytes rounded up to whole columns (an
+        explicit size is a least size: 40000 bytes made 78 columns, 39936 bytes)."""
         explicit = int_attr(spec.op, "buffer_size_bytes")
         if explicit is None:
             return None
-        return explicit // (targets.TMEM_BYTES_PER_COLUMN if spec.storage == "tmem" else 1)
+        return -(-explicit // (targets.TMEM_BYTES_PER_COLUMN if spec.storage == "tmem" else 1))
 
     def _explicit(self, spec, groups, stride, total):
         explicit = int_attr(spec.op, "buffer_size_bytes")
@@ -107,7 +109,7 @@ class SizeDefinition(ModulePass):
                  "pass a positive compile-time size or leave it out")
         per_unit = targets.TMEM_BYTES_PER_COLUMN if spec.storage == "tmem" else 1
         given = self._explicit_units(spec)
-        if given < total:
+        if explicit < total * per_unit:   # in bytes: 32700 bytes are 64 columns rounded up, and too few
             if spec.tree is not None:
                 _too_small(spec, given // groups, explicit, total * per_unit)
             fail(spec.op, "storage_alias_spec",

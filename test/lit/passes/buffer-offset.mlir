@@ -51,3 +51,18 @@
     "tt.return"() : () -> ()
   }) : () -> ()
 }) : () -> ()
+
+// -----
+
+// An explicit TMEM size is bytes of 128 lanes x 4 bytes, rounded up to whole columns: 40000 bytes are 78.1
+// columns, so 79 (it was 78: fewer bytes than asked). The allocation needs 2 x 32 = 64.
+#tmem = #ttng.tensor_memory_encoding<blockM = 128, blockN = 32, colStride = 1>
+"builtin.module"() ({
+  "tt.func"() <{function_type = () -> (), sym_name = "tmem_explicit_bytes_round_up"}> ({
+    // CHECK-LABEL: sym_name = "tmem_explicit_bytes_round_up"
+    // CHECK: "tlx.storage_alias_spec"() {buffer_groups = 1 : i64, buffer_size = 79 : i64, buffer_size_bytes = 40000 : i64
+    %spec = "tlx.storage_alias_spec"() {storage = "tmem", buffer_size_bytes = 40000 : i64} : () -> !tlx.storage_alias_spec<tmem, 40000>
+    %a = "tlx.storage_alias_local_alloc"(%spec) : (!tlx.storage_alias_spec<tmem, 40000>) -> !ttg.memdesc<2x128x32xf32, #tmem, #ttng.tensor_memory, mutable>
+    "tt.return"() : () -> ()
+  }) : () -> ()
+}) : () -> ()

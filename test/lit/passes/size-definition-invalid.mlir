@@ -191,3 +191,17 @@
     "tt.return"() : () -> ()
   }) : () -> ()
 }) : () -> ()
+
+// -----
+
+// An explicit TMEM size below what the allocations need, though it rounds up to enough whole columns (32700
+// bytes: 63.9 columns, 64 rounded up; the allocation needs 64 columns, 32768 bytes): too small, in bytes.
+#tmem = #ttng.tensor_memory_encoding<blockM = 128, blockN = 32, colStride = 1>
+"builtin.module"() ({
+  "tt.func"() <{function_type = () -> (), sym_name = "tmem_explicit_bytes_too_small"}> ({
+    // expected-error @+1 {{buffer_size_bytes=32700 is too small: the allocations need 64 columns (32768 bytes)}}
+    %spec = "tlx.storage_alias_spec"() {storage = "tmem", buffer_size_bytes = 32700 : i64} : () -> !tlx.storage_alias_spec<tmem, 32700>
+    %a = "tlx.storage_alias_local_alloc"(%spec) : (!tlx.storage_alias_spec<tmem, 32700>) -> !ttg.memdesc<2x128x32xf32, #tmem, #ttng.tensor_memory, mutable>
+    "tt.return"() : () -> ()
+  }) : () -> ()
+}) : () -> ()
