@@ -50,6 +50,22 @@ def loc_info(loc, path: str | None = None):
     return name, src
 
 
+def call_sites(loc, path: str | None = None) -> list:
+    """The "file:line" of each call an op was inlined through, innermost first: Triton inlines a `@gluon.jit`
+    helper, and the op's location becomes `callsite(<line in the helper> at <line of the call>)`."""
+    def chain(cur):
+        if isinstance(cur, ir.NameLoc):
+            return chain(cur.child_loc)
+        if isinstance(cur, ir.CallSiteLoc):
+            return chain(cur.callee) + chain(cur.caller)
+        if isinstance(cur, ir.FusedLoc):
+            return next((c for c in map(chain, cur.locations) if c), [])
+        if isinstance(cur, ir.FileLineColLoc):
+            return [loc_info(cur, path)[1]]
+        return []
+    return chain(loc)[1:]
+
+
 def _nary(make, terms, ctx=None):
     """z3.And / z3.Or (make = z3.Z3_mk_and / z3.Z3_mk_or) over Z3 booleans or Python bools, without the
     Python API's per-argument coercion (the main cost of building large disjunctions); the context is the
@@ -997,7 +1013,10 @@ class Encoder:
         return taken if before is None else _nary(z3.Z3_mk_and, [before, taken], self.ctx)
 
     # -- the expression in the kernel's names
-    def text(self, v, depth=0) -> str:
+    def text(self, v, depth=0, top=None) -> str:
+        """The value's expression in the kernel's names. A subexpression's name is its own only when it is not
+        the whole statement's (`top`): Triton names every op of `last = a.index((it - 1) % 2).load()` `last`,
+        which made the index `last % 2`."""
         if depth > 6:
             return "..."
         if isinstance(v, ir.BlockArgument):
@@ -1005,17 +1024,19 @@ class Encoder:
             return term.decl().name() if term is not None and z3.is_const(term) else "?"
         op = getattr(v.owner, "operation", v.owner)
         name, _ = loc_info(op.location, self.path)
+        if depth == 0:
+            top = name
         if op.name == "arith.constant":
             return str(op.attributes["value"]).split(":")[0].strip()
-        if depth > 0 and name and op.name not in _TRANSPARENT:
+        if depth > 0 and name and name != top and op.name not in _TRANSPARENT:
             return name
         if op.name in _TRANSPARENT:
-            return self.text(op.operands[0], depth)
+            return self.text(op.operands[0], depth, top)
         if op.name == "arith.cmpi":
             p = _CMP_TEXT.get(_attr_int(op, "predicate"), "?")
-            return f"({self.text(op.operands[0], depth + 1)} {p} {self.text(op.operands[1], depth + 1)})"
+            return f"({self.text(op.operands[0], depth + 1, top)} {p} {self.text(op.operands[1], depth + 1, top)})"
         if op.name in _TEXT:
-            inner = _TEXT[op.name].format(*(self.text(a, depth + 1) for a in op.operands))
+            inner = _TEXT[op.name].format(*(self.text(a, depth + 1, top) for a in op.operands))
             return f"({inner})" if depth else inner
         term = self.val(v)
         return name or (str(term) if term is not None else op.name)

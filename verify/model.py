@@ -184,6 +184,7 @@ class Site:
     logical_text: str = ""
     rewrite: object = None           # TLX: the rewrite ops as a term of LOGICAL_X (None: not separable)
     predicated: bool = False         # cond includes the `pred` of the ops that use the buffer
+    logical_value: object = None     # TLX: the IR value of the user's index (a concrete run reads it)
 
 
 @dataclass(eq=False)
@@ -280,6 +281,7 @@ class Kernel:
     bad: list = field(default_factory=list)     # (source Ref, src, MemDesc, offsets): slices outside their source
     func: object = None                          # the tt.func op (for bounded concrete runs: verify.execute)
     aliases: dict = field(default_factory=dict)  # attribute alias definitions (for memdesc types met later)
+    touches: dict = field(default_factory=dict)  # access op -> names of the allocations it reaches (P7's coverage)
 
 
 class ModelBuilder:
@@ -298,6 +300,7 @@ class ModelBuilder:
         self._subs: dict = {}
         self._types: dict = {}
         self._of_type: dict = {}   # MLIR type -> MemDesc or None (with the kernel: a type keeps its context alive)
+        self.touches: dict = {}
         self.bad: list = []            # (source Ref, op, MemDesc, offsets) of slices outside their source
         self._sites: dict = {}
 
@@ -328,6 +331,7 @@ class ModelBuilder:
                 for v in op.operands:
                     if self.md(v) is not None:
                         for r in self.refs(v):
+                            self.touches.setdefault(op, set()).add(r.view.alloc.name)
                             r.view.accessed_at = r.view.accessed_at or loc_info(op.location, self.path)[1] or "?"
                             if r.site is None:
                                 r.view.used_whole = True
@@ -338,7 +342,7 @@ class ModelBuilder:
         name = _attr_str(self.func, "sym_name") or "kernel"
         src = self.where(self.func)[1]
         return Kernel(name, src or f"kernel {name}", self.allocs, self.sites, self.notes, self.trees, self.enc,
-                      self.untracked, self.bad, self.func, self.aliases)
+                      self.untracked, self.bad, self.func, self.aliases, self.touches)
 
     def md(self, value) -> MemDesc | None:
         return per_type(self._of_type, value.type, lambda text: self._md_of_text(text, value))
@@ -545,10 +549,10 @@ class ModelBuilder:
     def _new_site(self, ref: Ref, op, md, top: bool):
         idx_v, enc = op.operands[1], self.enc
         name, src = self.where(op)
-        logical = text = rewrite = None
+        logical = text = rewrite = leaf = None
         ltext = ""
         if top and ref.view.tlx:
-            logical, ltext, leaf = self._logical(idx_v)
+            logical, ltext, leaf = self._logical(idx_v, name)
             if leaf is not None:
                 x = int_var(LOGICAL_X, enc.ctx)
                 rewrite = self._rewrite_term(idx_v, leaf, x)
@@ -558,13 +562,15 @@ class ModelBuilder:
             index = enc.val(idx_v)
             if index is None:
                 index = enc._opaque(idx_v, "index", False)
-            text = self._named_text(idx_v)
+            text = self._named_text(idx_v, name)
         cond = enc.path_condition(op)
         pred = self._use_predicate(op)
         if pred is not None:
             cond = _and(cond, pred)
-        site = Site(ref.view, op, index, ref.md.shape[0], src, name or ref.view.name, top, cond,
-                    text, logical, ltext, rewrite, pred is not None)
+        # a declared buffer by its name: the op's own name is the statement's target (`last = a.index(i).load()`)
+        site = Site(ref.view, op, index, ref.md.shape[0], src,
+                    (ref.view.tlx and ref.view.name) or name or ref.view.name, top, cond,
+                    text, logical, ltext, rewrite, pred is not None, leaf if logical is not None else None)
         ref.view.sites.append(site)
         self.sites.append(site)
         return site
@@ -585,13 +591,15 @@ class ModelBuilder:
             preds.append(term)
         return _or(*preds) if preds else None
 
-    def _named_text(self, v) -> str:
-        """`i = iv@12 % 2`: the value's source name (if any) and its expression."""
+    def _named_text(self, v, statement=None) -> str:
+        """`i = iv@12 % 2`: the value's source name (if any) and its expression; not the name of the `statement`
+        that uses it (`last = a.index((it - 1) % 2).load()`: Triton names the index `last` too)."""
         text = self.enc.text(v)
         name, _ = loc_info(v.location, self.path)
-        return f"{name} = {text}" if name and name != text and not text.startswith(name + " ") else text
+        return f"{name} = {text}" if name and name != statement and name != text and not text.startswith(
+            name + " ") else text
 
-    def _logical(self, idx_v):
+    def _logical(self, idx_v, statement=None):
         """(term, text, value) of the user's index under the tlx.index_rewrite ops; (None, "", None) if
         it cannot be recovered."""
         owner = getattr(idx_v.owner, "operation", idx_v.owner)
@@ -605,7 +613,7 @@ class ModelBuilder:
             if leaf not in uniq:
                 uniq.append(leaf)
         if len(uniq) == 1:  # (no rewrite ops at all: the index is used as the logical index)
-            return self.enc.val(uniq[0]), self._named_text(uniq[0]), uniq[0]
+            return self.enc.val(uniq[0]), self._named_text(uniq[0], statement), uniq[0]
         return None, "", None  # folded to a constant, or several untagged inputs
 
     def _rewrite_term(self, v, leaf, x, depth=0):

@@ -34,8 +34,8 @@ from tlx_alias.memdesc import SMEM, TMEM
 from tlx_alias import targets
 
 from . import execute
-from .encode import (RLIMIT_KERNEL, RLIMIT_PROPERTY, _and, _implies, _nary, _or, add, free_vars, ge, gt, int_var, lt,
-                     mul, num)
+from .encode import (RLIMIT_KERNEL, RLIMIT_PROPERTY, _and, _attr_str, _implies, _nary, _or, add, free_vars, ge, gt,
+                     int_var, lt, mul, num)
 from .model import LOGICAL_X, Z3_OPS
 
 PROVEN, VIOLATION, UNKNOWN, NA = "proven", "violation", "cannot prove", "n/a"
@@ -602,7 +602,7 @@ def _p5_range(kernel, alloc, q, s, term, n, text, kind, what, m):
     if always == "unsat":
         return Verdict("P5", alloc.name, VIOLATION, what,
                        detail + "; it is out of range on every execution that reaches it", s.src, FIX["P5"], data=data)
-    run = _witness(kernel, q, s, m) if term is s.index else None
+    run = _witness(kernel, q, s, m, term is not s.index) if term is s.index or term is s.logical else None
     if run is not None:
         args, seen, value = run
         return Verdict("P5", alloc.name, VIOLATION, what,
@@ -661,12 +661,13 @@ def _p5_rewrite(s, tlx, q, what):
 WITNESS_ARGS = (0, 16, 17, 18, 19, 64, 256)   # every integer argument at once, one run per value
 
 
-def _witness(kernel, q, s, m):
-    """(kernel arguments, Seen, index) of a bounded concrete run on which site s's index leaves [0, bound):
+def _witness(kernel, q, s, m, logical=False):
+    """(kernel arguments, Seen, index) of a bounded concrete run on which site s's index (`logical`: the user's
+    index of a TLX view, in [0, num)) leaves [0, bound):
     arguments from the counterexample, then 0 (loops of no step), 16 to 19 (every remainder modulo 2, 3 and 4,
     the usual ring depths: 16, 64 and 256 alone all leave 1 modulo 3), 64 and 256 (long loops), program 0 of 1."""
-    if kernel.func is None:
-        return None
+    if kernel.func is None or _attr_str(kernel.func, "sym_visibility") == "private":
+        return None   # a noinline helper: its arguments are what its callers pass, which no run here follows
     runs = q._lo.setdefault(("runs", kernel.name), {})
     args_v = list(kernel.func.regions[0].blocks[0].arguments)
     from_model = {}
@@ -674,19 +675,25 @@ def _witness(kernel, q, s, m):
         t = kernel.enc.memo.get(a)
         if t is not None and z3.is_int(t):
             from_model[k] = _ev(m, t)
-    tries = [from_model] + [{k: v for k in from_model} for v in WITNESS_ARGS]
-    watch = {x.op: [x.op.operands[1]] for x in kernel.sites if not x.view.tlx}
-    for args in tries:
-        key = tuple(sorted(args.items()))
+    # the counterexample's program along axis 0 (a persistent program that got no tile: pid >= its tiles)
+    pid, nprog = (_ev(m, int_var(name, kernel.enc.ctx)) for name in ("pidx", "num_programsx"))
+    program = (pid, max(nprog, pid + 1))
+    tries = ([(from_model, program)] if program != (0, 1) else []) + [(from_model, (0, 1))] + [
+        ({k: v for k in from_model}, (0, 1)) for v in WITNESS_ARGS]
+    watch = {x.op: [x.op.operands[1]] + ([x.logical_value] if x.logical_value is not None else [])
+             for x in kernel.sites}
+    index, bound = (s.logical_value, s.view.tlx.num) if logical else (s.op.operands[1], s.bound)
+    for args, (p, n) in tries:
+        key = (tuple(sorted(args.items())), p, n)
         if key not in runs:
-            runs[key] = execute.Run(kernel.func, args, watch=watch, path=kernel.enc.path).go(kernel.func)
+            runs[key] = execute.Run(kernel.func, args, p, n, watch=watch, path=kernel.enc.path).go(kernel.func)
         for seen in runs[key].seen.get(s.op, []):
-            value = seen.values.get(s.op.operands[1])
+            value = seen.values.get(index)
             touched = not s.predicated or any(p is True for p in seen.preds)
-            if value is not None and not 0 <= value < s.bound and touched:
+            if value is not None and not 0 <= value < bound and touched:
                 names = {k: execute.loc_info(args_v[k].location, kernel.enc.path)[0] or f"arg{k}" for k in args}
                 text = ", ".join(f"{names[k]} = {v}" for k, v in sorted(args.items())) or "no integer arguments"
-                return text + ", program 0 of 1", seen, value
+                return text + f", program {p} of {n}", seen, value
     return None
 
 

@@ -12,8 +12,9 @@ over after it, ordered or not, is a violation too: the two were live at the same
 promises they are not).
 
 How: bounded concrete execution (`Sim`). The kernel's control and integer program runs for a few values of
-its integer arguments (`RUNS`, program 0 of 1: a persistent kernel then walks several tiles), every buffer
-index and ring counter concrete, every loop unrolled as far as it runs. `warp_specialize` partitions are
+its integer arguments (`RUNS`, program 0 of 1: a persistent kernel then walks several tiles; where the
+program id matters, `program_dependent`, each again as program 1 of 2), every buffer index and ring counter
+concrete, every loop unrolled as far as it runs. `warp_specialize` partitions are
 threads, run in turn, each as far as it can before an mbarrier wait blocks it. Happens-before is tracked
 with vector clocks (`VC`); the async engines get a clock entry per operation, set when it completes:
 
@@ -34,12 +35,13 @@ Async engines complete as late as the waits allow (a wait that can return withou
 them): the schedule with the least ordering for a given interleaving.
 
 What it does not cover (a run is not all runs): the argument values of `RUNS` only, one interleaving of the
-partitions per run, program 0 of 1, warps of one partition as one thread (relies on Membar), the generic
-and async proxies not distinguished (`fence_async_shared` is not checked), accesses of one tenant whose
+partitions per run, programs 0 of 1 and 1 of 2, warps of one partition as one thread (relies on Membar), the
+generic and async proxies not distinguished (`fence_async_shared` is not checked), accesses of one tenant whose
 bytes it does not place exactly (slices along an inner dimension), allocations nothing shares (one view,
 no spec), other CTAs of a cluster. A run that cannot go on (a value it cannot compute, an op touching
 aliased memory whose timing it does not model, a deadlock, its budget) makes P7 "cannot prove" for the
-allocations it covers, with the reason.
+allocations it covers, with the reason; so does an op that accesses an allocation's bytes, or signals an
+mbarrier, that no run executed (`_never_ran`: behind a branch the runs' values and programs do not take).
 """
 from __future__ import annotations
 
@@ -51,11 +53,11 @@ from itertools import product
 from operator import itemgetter
 
 from tlx_alias import ttg
-from tlx_alias._mlir import per_type
+from tlx_alias._mlir import ir, per_type
 from tlx_alias.errors import TlxAliasError
 from tlx_alias.memdesc import parse_memdesc
 
-from .encode import _attr_int, _attr_ints, _attr_str, loc_info
+from .encode import _attr_int, _attr_ints, _attr_str, call_sites, loc_info
 from .execute import EVAL, Bindings, _op, _width, comparison, constant_value
 from .props import PROVEN, UNKNOWN, VIOLATION, Verdict, reuse_relation
 
@@ -64,6 +66,12 @@ from .props import PROVEN, UNKNOWN, VIOLATION, Verdict, reuse_relation
 # 128: of 2 or 3); 384 gives floor(n / 128) = 3 blocks (blackwell_attention's key blocks); 3, 2 and 1 give loops
 # of one to three trips (a prologue of STAGES - 1 unpredicated loads overruns them). Small runs cost little.
 RUNS = (256, 384, 192, 128, 7, 6, 5, 3, 2, 1)
+# Each of them runs as program 0 of 1 (a persistent kernel walks every tile); where the program id or the grid's
+# size reaches anything a run reads but addresses (`program_dependent`), each value that completed runs again as
+# program 1 of 2 on every axis (`PROGRAM_RUN`): a race only where `program_id > 0` or `num_programs > 1` (a
+# branch on the program, a ring counter or phase taken from the tile id) was "proven" on program 0 of 1 alone.
+PROGRAM_RUN = (1, 2)
+PROGRAM, PROGRAMS = "program_id", "num_programs"   # keys of a run's env that no IR value can be
 MAX_STEPS = 20_000           # ops executed per run by default (TLX_ALIAS_P7_STEPS; over it: retried with the
                              # arguments / 4)
 BUDGET_MARGIN = 2            # a loop whose cheapest iteration so far, times the iterations left, would take the run
@@ -267,10 +275,10 @@ def _fast_step(op, name, desc_types):
                 env[res] = env[x if cv else y]
         return select
     if name in ("tt.get_program_id", "tt.get_num_programs"):
-        res, value = op.results[0], 0 if name == "tt.get_program_id" else 1
+        res, key = op.results[0], PROGRAM if name == "tt.get_program_id" else PROGRAMS
 
-        def program(env):
-            env[res] = value
+        def program(env):   # every axis alike: the run's program and the grid's size (`Sim.run`)
+            env[res] = env[key]
         return program
     return None
 
@@ -282,9 +290,10 @@ def _nothing(env):
 class Sim(Bindings):
     """One run: threads, barriers, the access history of aliased allocations, what went wrong."""
 
-    def __init__(self, kernel, arg_value, path=None, budget: int = MAX_STEPS):
+    def __init__(self, kernel, arg_value, path=None, budget: int = MAX_STEPS, program=(0, 1)):
         self.k, self.path = kernel, path
         self.arg_value, self.budget = arg_value, budget
+        self.program = program           # (program id on every axis, programs on every axis)
         self.env: dict = {}
         self.steps = 0
         self.bars: dict = {}
@@ -298,6 +307,7 @@ class Sim(Bindings):
         self.own: dict = {}              # alloc name -> overlapping pairs within one view checked (one a write)
         self.met: set = set()            # alloc names two tenants' accesses met on (overlapping bytes)
         self.threads: list = []
+        self.ran: set = set()            # the ops this run executed (all but scalar arithmetic)
         self.uids = 0
         self.s = _static(kernel, path)
         self.alloc_of = self.s.alloc_of
@@ -313,10 +323,15 @@ class Sim(Bindings):
             return out
 
     def src(self, op) -> str:
+        """`file:line` of `op`, and of each call of an inlined helper it is in (`(called at k.py:16)`): a race
+        between two calls of one helper named the helper's lines only."""
         try:
             return self._src[op]
         except KeyError:
-            out = self._src[op] = self.where(op)[1] or "?"
+            src = self.where(op)[1] or "?"
+            if src != "?" and not _attr_str(op, "tlx.src"):
+                src += "".join(f" (called at {c})" for c in call_sites(op.location, self.path))
+            out = self._src[op] = src
             return out
 
     def descs(self, op) -> list:
@@ -373,6 +388,12 @@ class Sim(Bindings):
                  f"by {e.op.name} ({e.kind}) at {self.src(e.op)}{_iters(e.trail)}")
         return f"[{who}] {e}"
 
+    @property
+    def label(self) -> str:
+        """The run's arguments as verdicts name them: `256`, `256 as program 1 of 2`."""
+        pid, n = self.program
+        return f"{self.arg_value}" + (f" as program {pid} of {n}" if self.program != (0, 1) else "")
+
     # -- scheduler
     def run(self):
         func = self.k.func
@@ -381,6 +402,7 @@ class Sim(Bindings):
         values = dict(zip(_int_args(self.k, used=True), self.arg_value)) if mixed else {}
         for a in _int_args(self.k):
             self.env[a] = values.get(a, MIXED[0]) if mixed else self.arg_value
+        self.env[PROGRAM], self.env[PROGRAMS] = self.program
         main = Thread("t0", "default")
         self.spawn(main, self.blocks(main, body))
         self.schedule()
@@ -410,7 +432,7 @@ class Sim(Bindings):
         for th, gen in self.threads:
             gen.close()
             th.wgmma.clear(), th.stores.clear(), th.mmas.clear()
-        for coll in (self.threads, self.frontier, self.events, self.violations, self.bars, self.env):
+        for coll in (self.threads, self.frontier, self.events, self.violations, self.bars, self.env, self.ran):
             coll.clear()
 
     def spawn(self, th, gen):
@@ -448,6 +470,7 @@ class Sim(Bindings):
                 continue
             if not self.steps % GC_STEPS:
                 self.forget()
+            self.ran.add(op)
             step(self, th, op)
 
     def plan(self, block) -> list:
@@ -479,6 +502,7 @@ class Sim(Bindings):
 
     def op(self, th, op):
         """An op that may block: control flow, warp_specialize, an mbarrier wait."""
+        self.ran.add(op)
         self.steps += 1
         if self.steps > self.budget:
             raise Budget(f"the run's budget of {self.budget} ops is used up")
@@ -1228,6 +1252,37 @@ FIX_UNEXERCISED = ("P7 needs a run in which two views reach the shared bytes: ke
                    "there computable from the integer arguments, and taken at the values P7 runs (README, P7)")
 
 
+FIX_NEVER_RAN = ("P7 runs each integer argument at the values of its runs, as program 0 of 1 and 1 of 2: make the "
+                 "branch that holds the access depend on what those runs take, or check the access by hand and set "
+                 "TLX_ALIAS_PROOF=warn (README, P7)")
+
+
+SIGNALS = {"ttng.arrive_barrier", "ttng.barrier_expect", "ttng.tc_gen5_commit", "ttng.async_copy_mbarrier_arrive"}
+MMAS = {"ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"}   # signal where they take an mbarrier (`mbarriers=`)
+
+
+def _never_ran(kernel, alloc, sims) -> list:
+    """`the op at line` of each op that no completed run executed and that accesses `alloc` (read from the model)
+    or signals an mbarrier (an arrive, an expect, a commit, an MMA with `mbarriers=`: it may complete a phase
+    early, and so order less than the runs saw)."""
+    ran = set().union(*(s.ran for s in sims))
+    ops = [op for op, names in kernel.touches.items()
+           if alloc.name in names and (op.name in ACCESS or op.name in BARRIER_OPS)] + _signals(kernel)
+    return [f"the {op.name} at {sims[0].src(op)}" for op in dict.fromkeys(ops) if op not in ran]
+
+
+def _signals(kernel) -> list:
+    """The ops of the kernel that arrive on an mbarrier (`SIGNALS`, and `MMAS` with an mbarrier operand)."""
+    cache = kernel.__dict__.setdefault("_p7_signals", [])
+    if not cache:
+        found = []
+        kernel.func.walk(lambda op: (found.append(_op(op)) if _op(op).name in SIGNALS or (
+            _op(op).name in MMAS and any("xi64" in str(v.type) for v in _op(op).operands)) else None,
+            ir.WalkResult.ADVANCE)[1])
+        cache.append(found)
+    return cache[0]
+
+
 def _fix_unexercised(shrunk, budget) -> str:
     """FIX_UNEXERCISED, and where runs were cut short by the op budget, the knob that lets them complete."""
     if not shrunk:
@@ -1389,6 +1444,19 @@ def _p7(kernel, path, runs, made) -> list:
     if stopped is None and not sims and hung:
         stopped = hung[0]
     smallest = min((s.arg_value for s in sims), default=None)          # of the runs that completed
+    program_hung, program_small = [], []
+    if stopped is None and sims and program_dependent(kernel):   # each value that completed, as other programs
+        values = [s.arg_value for s in sims]
+        stopped, others, program_hung, program_small = _program_runs(kernel, path, budget, made, values,
+                                                                     lambda v: PROGRAM_RUN)
+        if stopped is None and any(_never_ran(kernel, a, sims + others) for a in aliased):
+            # an op behind a branch on the program that programs 0 and 1 do not take (a causal attention's
+            # unmasked blocks, from q block 2 on): the last program of a grid of `value` programs
+            last = [v for v in values if (v - 1, v) not in ((0, 1), PROGRAM_RUN)]
+            stopped, more, hung_more, small_more = _program_runs(kernel, path, budget, made, last,
+                                                                 lambda v: (v - 1, v))
+            others, program_hung, program_small = others + more, program_hung + hung_more, program_small + small_more
+        sims += others
     extra = _mixed(kernel, path, budget, made, sims) if stopped is None and sims and mixed_enabled() else ""
 
     hung_above = [h for h in hung if smallest is not None and h[0] > smallest]   # not a small-domain hang
@@ -1414,11 +1482,11 @@ def _p7(kernel, path, runs, made) -> list:
             seen.add(key)
             kind = v.kind
             detail = (f"{_who(sim, v.first)} and {_who(sim, v.second)} share {a.unit} [{v.lo}, {v.hi}): {v.why} "
-                      f"(bounded run, integer arguments = {sim.arg_value})")
-            at = sim.src(v.second.op)   # no location (TRITON_DISABLE_LINE_INFO=1): the allocation's own line
+                      f"(bounded run, integer arguments = {sim.label})")
+            at = sim.where(v.second.op)[1] or "?"   # no location (TRITON_DISABLE_LINE_INFO=1): the allocation's line
             rows.append(Verdict("P7", a.name, VIOLATION, CHECK_P7, detail, a.src if at == "?" else at, FIX_P7[kind],
                                 data={"views": [v.first.foot.label, v.second.foot.label],
-                                      "lines": [sim.src(v.first.op), sim.src(v.second.op)],
+                                      "lines": [sim.where(v.first.op)[1] or "?", sim.where(v.second.op)[1] or "?"],
                                       "ops": [v.first.op.name, v.second.op.name],
                                       "threads": [v.first.thread.name, v.second.thread.name],
                                       "range": [v.lo, v.hi],
@@ -1426,21 +1494,30 @@ def _p7(kernel, path, runs, made) -> list:
         if rows:
             out += rows
             continue
-        for _, _, hs in hung:   # who shares the bytes: what a hung run saw before it hung counts too
+        for _, _, hs in hung + program_small:   # who shares the bytes: what a hung run saw before it hung counts too
             tenants.update(hs.tenants.get(a.name, {}))
         # a view the kernel accesses, sharing bytes with another, that no run reached: its accesses were never
         # ordered against anything (an epilogue tile behind a branch only larger arguments take)
         seen = _accessed_tenants(kernel, a)
         unreached = [label for keys, label, shares in seen if shares and not keys & tenants.keys()]
         if len(seen) > 1 and unreached and _declares_sharing(kernel, a):
-            ran = ", ".join(str(s.arg_value) for s in sims) or "none completed"
+            ran = _ran(sims) or "none completed"
             out.append(_cannot_prove(a, f"the kernel accesses {a.name} through {len(seen)} views, the runs (integer "
                                      f"arguments = {ran}) never reached {'; '.join(unreached)}: the sharing "
                                      "was never exercised", _fix_unexercised(shrunk, budget)))
             continue
         own = sum(sim.own.get(a.name, 0) for sim in sims)
-        if len(tenants) < 2 and not own:   # fewer than two views touched it, none the runs missed shares bytes,
-            continue                       # and no view met its own bytes: nothing to order
+        missed = _never_ran(kernel, a, sims) if _declares_sharing(kernel, a) else []
+        if len(tenants) < 2 and not own and not missed:   # fewer than two views touched it, none the runs missed
+            continue                                      # shares bytes, no view met its own bytes: nothing to order
+        if program_hung:   # program 0 of 1 completed with these arguments: the kernel hangs as another program
+            _, why, sim = program_hung[0]
+            label = sim.label
+            out.append(_cannot_prove(a, f"the bounded run with integer arguments = {label} deadlocked, while the "
+                                     f"run as program 0 of 1 completed: {why}",
+                                     "check the barrier each wait observes (its index and phase) where it depends "
+                                     "on the program id: the kernel hangs as a program other than 0"))
+            continue
         if hung_above:
             # a kernel's domain is "arguments large enough" (fewer blocks than its prologue assumes hang it): a
             # deadlock at a value above one that completed is the kernel hanging where it should run
@@ -1452,7 +1529,7 @@ def _p7(kernel, path, runs, made) -> list:
             continue
         checked = sum(sim.checked.get(a.name, 0) for sim in sims)
         if not checked and (hung or (_declares_sharing(kernel, a) and not any(a.name in s.met for s in sims))):
-            ran = ", ".join(str(s.arg_value) for s in sims)
+            ran = _ran(sims)
             if hung:
                 # the runs that completed ordered nothing here, and the others hung: nothing was shown (a wait on a
                 # barrier no one arrives on hangs every run long enough to reach the shared bytes)
@@ -1469,17 +1546,58 @@ def _p7(kernel, path, runs, made) -> list:
                 fix = _fix_unexercised(shrunk, budget)
             out.append(_cannot_prove(a, detail, fix))
             continue
+        if missed:
+            # an access behind a branch no run took (a program id above 1, arguments apart, a loaded value): the
+            # order it is in where the branch is taken was never seen ("proven" on a race under `if pid >= 2`)
+            more = f" and {len(missed) - 3} more" if len(missed) > 3 else ""
+            out.append(_cannot_prove(a, f"the runs (integer arguments = {_ran(sims)}) never ran "
+                                     f"{'; '.join(missed[:3])}{more}, which access {a.name} or signal an "
+                                     "mbarrier: what they order, or fail to, was never seen", FIX_NEVER_RAN))
+            continue
         names = ", ".join(sorted(set(tenants.values())))
         note = f"; {', '.join(map(str, shrunk))} exceeded the run budget" if shrunk else ""
         note += f"; {', '.join(map(str, skipped))} not run (not below one that did)" if skipped else ""
         note += f"; {', '.join(str(h[0]) for h in hung)} deadlocked (below every run that completed: outside the " \
             "kernel's domain)" if hung else ""
+        note += f"; {', '.join(h[2].label for h in program_small)} deadlocked (below every run as that program " \
+            "that completed: outside the kernel's domain)" if program_small else ""
         note += extra
         out.append(Verdict("P7", a.name, PROVEN,
                            f"{checked} overlapping accesses of {names} ordered, and {own} of one view to its own "
-                           f"bytes, on {len(sims)} bounded runs "
-                           f"(integer arguments = {', '.join(str(s.arg_value) for s in sims)}{note})"))
+                           f"bytes, on {len(sims)} bounded runs (integer arguments = {_ran(sims)}{note})"))
     return out
+
+
+def _program_runs(kernel, path, budget, made, values, program_of):
+    """Runs of `values` as the programs `program_of(value)`: (why one stopped or None, the runs that completed,
+    the deadlocks at or above a value that completed or at every value (the kernel hanging where it should run),
+    those below every value that completed (outside the kernel's domain, as for program 0: a persistent
+    kernel's grid has no second program for one tile)); deadlocks as (value, why, run)."""
+    done, hung = [], []
+    for value in values:
+        sim = Sim(kernel, value, path, budget, program_of(value))
+        made.append(sim)
+        end = _outcome(sim)
+        if end is None:
+            done.append(sim)
+        elif isinstance(end, Deadlock):
+            hung.append((value, str(end), sim))
+        else:   # its budget (program 0 of 1 completed in it) or a value it cannot compute: as any run's
+            return (sim.label, str(end) if not isinstance(end, Budget) else
+                    f"the run's budget of {budget} ops is used up ({ENV_STEPS}=<ops> raises it)", sim), done, [], []
+    low = min((s.arg_value for s in done), default=None)
+    return (None, done, [h for h in hung if low is None or h[0] > low],
+            [h for h in hung if low is not None and h[0] < low])
+
+
+def _ran(sims) -> str:
+    """The runs' arguments as verdicts name them: `256, 384, 7; as program 1 of 2: 256, 384; as program n - 1
+    of n: 256`."""
+    first = ", ".join(s.label for s in sims if s.program == (0, 1))
+    second = ", ".join(str(s.arg_value) for s in sims if s.program == PROGRAM_RUN)
+    last = ", ".join(str(s.arg_value) for s in sims if s.program not in ((0, 1), PROGRAM_RUN))
+    return (first + (f"; as program {PROGRAM_RUN[0]} of {PROGRAM_RUN[1]}: {second}" if second else "")
+            + (f"; as program n - 1 of n: {last}" if last else ""))
 
 
 ENV_OFF = "TLX_ALIAS_P7"
@@ -1530,6 +1648,51 @@ def _mixed(kernel, path, budget, made, sims) -> str:
         else:
             left.append(f"{values} stopped: {end}")
     return f"; not counted: {', '.join(left)}" if left else ""
+
+
+# Ops through which the program id reaches nothing a run reads: their results are data or addresses (tensors,
+# pointers), and TMA copies read their integer operands as coordinates (an i1 operand, the predicate, counts).
+_SCALAR_ARITH = frozenset(EVAL) | {"arith.select"}
+_TMA_COORDS = {"ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global",
+               "ttng.async_tma_reduce", "ttng.async_tma_gather", "ttng.async_tma_scatter"}
+
+
+def program_dependent(kernel) -> bool:
+    """Does `tt.get_program_id` or `tt.get_num_programs` reach anything a run reads, through scalar arithmetic,
+    other than addresses? A non-persistent GEMM's program id only offsets its TMA coordinates: as program 1 of 2
+    its runs are program 0's, op for op. A loop bound, a branch, a buffer index, a phase, a predicate, a value
+    carried or captured (anything not known to be an address) makes it dependent."""
+    cache = kernel.__dict__.setdefault("_p7_program_dependent", [])
+    if cache:
+        return cache[0]
+    todo = []
+    kernel.func.walk(lambda op: (todo.extend(_op(op).results) if _op(op).name in
+                                 ("tt.get_program_id", "tt.get_num_programs") else None, ir.WalkResult.ADVANCE)[1])
+    seen, dependent = set(), False
+    while todo and not dependent:
+        v = todo.pop()
+        for use in v.uses:
+            user = _op(use.owner)
+            results = list(user.results)
+            if user.name in _SCALAR_ARITH and all(str(r.type) in _SCALAR for r in results):
+                todo += [r for r in results if r not in seen]
+                seen.update(results)
+            elif user.name in _TMA_COORDS and str(v.type) != "i1":
+                continue
+            elif results and not len(user.regions) and user.name not in ACCESS and user.name not in BARRIER_OPS \
+                    and all(_is_data(r) for r in results):
+                continue
+            else:
+                dependent = True
+                break
+    cache.append(dependent)
+    return dependent
+
+
+def _is_data(v) -> bool:
+    """A tensor or a pointer: what P7 never computes (tensor arithmetic, global memory)."""
+    text = str(v.type)
+    return text.startswith("tensor<") or text.startswith("!tt.ptr")
 
 
 def _int_args(kernel, used=False) -> list:

@@ -31,3 +31,12 @@ def views(ttgir):
     """{name: the view's placement (offset, stride, group, num, slot, radices, strides) and type} of every
     lowered view in `ttgir`."""
     return {name: dict(vars(view), type=ty) for name, view, ty in lowered_views(ttgir)}
+
+
+def proof_report(ttgir, target="cuda:90", name="kernel.ttgir"):
+    """The safety proof's report on a compiled kernel's ttgir (Triton's custom form), as `tlx-verify` makes it."""
+    from tlx_alias.verify import prove_module
+    from tlx_alias.verify.source import load_triton
+    loaded = load_triton(ttgir, name)
+    with loaded.context:
+        return prove_module(loaded.module, target, loaded.aliases, name)

@@ -219,3 +219,57 @@ def test_a_wait_inside_a_noinline_helper_is_cannot_prove(monkeypatch):
     with pytest.raises(TlxAliasError, match=r"\[tlx-verify P7\] cannot prove.*takes the mbarrier .*P7 does not "
                                             r"follow calls"):
         compile_kernel(wait_in_a_helper_kernel, {}, sig)
+
+
+# --- the kernel's lines in messages about inlined helpers and statements -----------------------------------
+
+@gluon.jit
+def _put(buf, v):
+    buf.index(0).store(_tile(v))  # LINE-PUT
+
+
+@gluon.jit
+def helper_calls_kernel(out_ptr, n):
+    spec = tlx.storage_alias_spec(storage=SMEM)
+    a = tlx.local_alloc((64, 64), gl.float16, 1, SMEM, reuse=spec)
+    b = tlx.local_alloc((64, 64), gl.float16, 1, SMEM, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(a, b, group_type=SHARED))
+    _put(a, 1.0)
+    _put(b, 2.0)  # LINE-CALL-B: b written over a, whose tile is read below
+    _out(out_ptr, a.index(0).load(ROWS))
+
+
+def test_a_race_in_a_helper_names_the_kernels_call():
+    """Both writes are the helper's line: the message named only that line, not which call wrote over `a`."""
+    with pytest.raises(TlxAliasError) as info:
+        compile_kernel(helper_calls_kernel, {})
+    text = str(info.value)
+    assert f"write of b by ttg.local_store at {line_of(_put, 'LINE-PUT')} (called at " \
+           f"{line_of(helper_calls_kernel, 'LINE-CALL-B')})" in text, text
+
+
+@gluon.jit
+def drain_kernel(out_ptr, n):
+    """A persistent loop, then the ring slot of the program's last load: a program with no tile has `it` = 0."""
+    spec = tlx.storage_alias_spec(storage=SMEM)
+    a_ring = tlx.local_alloc((64, 64), gl.float16, 2, SMEM, reuse=spec)
+    c = tlx.local_alloc((64, 64), gl.float16, 1, SMEM, reuse=spec)
+    spec.set_buffer_overlap(tlx.reuse_group(a_ring, c, group_type=DISTINCT))
+    it = 0
+    for t in range(gl.program_id(0), n, gl.num_programs(0)):
+        a_ring.index(it % 2).store(_tile(1.0))
+        it += 1
+    last = a_ring.index((it - 1) % 2).load(ROWS)  # LINE-DRAIN
+    _out(out_ptr, last)
+
+
+def test_an_index_is_named_by_its_buffer_and_expression():
+    """Triton names every op of `last = a_ring.index((it - 1) % 2).load(...)` `last`: the message said "last:
+    logical index last % 2", and "cannot prove" (the runs that confirm a counterexample ran program 0 of 1 with
+    the counterexample's arguments only for buffers the kernel allocates by hand)."""
+    with pytest.raises(TlxAliasError) as info:
+        compile_kernel(drain_kernel, {})
+    text = str(info.value)
+    assert (f"[tlx-verify P5] violation: a_ring: logical index (it - 1) % 2 in [0, 2) at "
+            f"{line_of(drain_kernel, 'LINE-DRAIN')}") in text, text
+    assert "= -1" in text and "on a run with n = " in text, text

@@ -12,14 +12,12 @@ variants; many tiles per program, repeated launches bit for bit.
 """
 import functools
 import math
-import os
 import re
-import tempfile
 
 import pytest
 import torch
 from hopper_tests import CAPTURE_SLACK, GPU, MBARRIER
-from ir_text import smem_backing, views
+from ir_text import proof_report, smem_backing, views
 from triton.experimental.gluon import language as gl
 
 import sass
@@ -96,18 +94,6 @@ def test_epilogue_needs_three_slots():
 
 # ----------------------------------------------------------------------------------------------- proof
 
-def proof_report(ttgir):
-    from tlx_alias.verify import prove_module
-    from tlx_alias.verify.source import load
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "kernel.ttgir")
-        with open(path, "w") as f:
-            f.write(ttgir)
-        loaded = load(path)
-        with loaded.context:
-            return prove_module(loaded.module, "cuda:90", loaded.aliases, path)
-
-
 @pytest.mark.parametrize("dtype,share,stages", [(gl.bfloat16, True, 4), (gl.float16, True, 3),
                                                 (gl.bfloat16, False, 3)])
 def test_proof_settles_every_property(dtype, share, stages):
@@ -123,7 +109,10 @@ def test_proof_settles_every_property(dtype, share, stages):
         (p7,) = [v for alloc, prop, _, vs in report.grouped() if alloc == "spec0" and prop == "P7" for v in vs]
         assert "deadlock" not in p7.check and "exceeded" not in p7.check
         ordered = int(re.match(r"(\d+) overlapping accesses", p7.check).group(1))
-        assert ordered > 0 and f"on {len(temporal.RUNS)} bounded runs" in p7.check   # every run completed
+        # every run completed, as program 0 of 1 and, the kernel being persistent, as program 1 of 2
+        runs = ", ".join(map(str, temporal.RUNS))
+        assert ordered > 0 and f"on {2 * len(temporal.RUNS)} bounded runs" in p7.check
+        assert f"(integer arguments = {runs}; as program 1 of 2: {runs})" in p7.check
     else:       # nothing overlaps: no P7 pair to order
         assert {p: s for p, s in spec.items() if p != "P7"} == {**{f"P{i}": "proven" for i in range(1, 7)},
                                                                "P8": "n/a"}

@@ -13,14 +13,12 @@ benchmark's variants.
 """
 import functools
 import math
-import os
 import re
-import tempfile
 
 import pytest
 import torch
 from hopper_tests import CAPTURE_SLACK, GPU, MBARRIER
-from ir_text import smem_backing, views
+from ir_text import proof_report, smem_backing, views
 from triton.experimental.gluon import language as gl
 
 import sass
@@ -113,25 +111,13 @@ def test_triton_alone_does_not_put_o_on_q_under_warp_specialize():
 
 # ----------------------------------------------------------------------------------------------- proof
 
-def proof_report(compiled):
-    from tlx_alias.verify import prove_module
-    from tlx_alias.verify.source import load
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "kernel.ttgir")
-        with open(path, "w") as f:
-            f.write(compiled.ttgir)
-        loaded = load(path)
-        with loaded.context:
-            return prove_module(loaded.module, "cuda:90", loaded.aliases, path)
-
-
 @pytest.mark.parametrize("head_dim,causal,epilogue", [(128, False, "shared"), (256, True, "shared"),
                                                       (64, True, "shared"), (128, True, "registers")])
 def test_proof_settles_every_property(head_dim, causal, epilogue):
     """P1-P7 proven for the spec (the index of every ring is a loop-counter modulus inside the partitions; P7: every
     access to bytes shared with another view ordered after the other's), P8 not applicable (no hand-made borrows),
     and no verdict anywhere is a violation or 'cannot prove'."""
-    report = proof_report(kernel(gl.bfloat16, head_dim, causal, epilogue))
+    report = proof_report(kernel(gl.bfloat16, head_dim, causal, epilogue).ttgir)
     assert not report.violations and not report.unknowns
     spec = {prop: status for alloc, prop, status, _ in report.grouped() if alloc == "spec0"}
     assert spec == {**{f"P{i}": "proven" for i in range(1, 8)}, "P8": "n/a"}

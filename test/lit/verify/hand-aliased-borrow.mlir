@@ -12,7 +12,7 @@
 // BORROW-NEXT:    P2 s_tmem: proven: s_tmem[i] / s_tmem[j] disjoint for i != j (2 buffers)
 // BORROW-NEXT:    P3 s_tmem: n/a: one view of this allocation
 // BORROW-NEXT:    P4 s_tmem: n/a: no `distinct` reuse group declared
-// BORROW-NEXT:    P5 s_tmem: proven: s: index s = iv@{{[0-9]+}} % 2 in [0, 2) at make_inputs.py:39
+// BORROW-NEXT:    P5 s_tmem: proven: s: index iv@{{[0-9]+}} % 2 in [0, 2) at make_inputs.py:39
 // BORROW-NEXT:    P6 s_tmem: proven: s_tmem: 256 of 512 cols
 // BORROW-NEXT:    P7 s_tmem: proven: {{[0-9]+}} overlapping accesses of alpha, p, s_tmem ordered, and {{[0-9]+}} of one view to its own bytes, on {{[0-9]+}} bounded runs (integer arguments = 256, 384{{.*}})
 // BORROW-NEXT:    P8 s_tmem: proven: p / alpha: borrows of one s_tmem buffer disjoint or nested
