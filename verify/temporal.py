@@ -41,7 +41,9 @@ bytes it does not place exactly (slices along an inner dimension), allocations n
 no spec), other CTAs of a cluster. A run that cannot go on (a value it cannot compute, an op touching
 aliased memory whose timing it does not model, a deadlock, its budget) makes P7 "cannot prove" for the
 allocations it covers, with the reason; so does an op that accesses an allocation's bytes, or signals an
-mbarrier, that no run executed (`_never_ran`: behind a branch the runs' values and programs do not take).
+mbarrier, that no run executed (`_never_ran`: behind a branch the runs' values and programs do not take),
+after runs as the last program of a grid and runs whose arguments and program ids Z3 solved the op's path
+condition for (`_directed`).
 """
 from __future__ import annotations
 
@@ -51,6 +53,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from itertools import product
 from operator import itemgetter
+
+import z3
 
 from tlx_alias import ttg
 from tlx_alias._mlir import ir, per_type
@@ -276,9 +280,10 @@ def _fast_step(op, name, desc_types):
         return select
     if name in ("tt.get_program_id", "tt.get_num_programs"):
         res, key = op.results[0], PROGRAM if name == "tt.get_program_id" else PROGRAMS
+        axis = (_attr_int(op, "axis") or 0) % 3
 
-        def program(env):   # every axis alike: the run's program and the grid's size (`Sim.run`)
-            env[res] = env[key]
+        def program(env):   # the run's program and the grid's size on this axis (`Sim.run`)
+            env[res] = env[key][axis]
         return program
     return None
 
@@ -293,7 +298,7 @@ class Sim(Bindings):
     def __init__(self, kernel, arg_value, path=None, budget: int = MAX_STEPS, program=(0, 1)):
         self.k, self.path = kernel, path
         self.arg_value, self.budget = arg_value, budget
-        self.program = program           # (program id on every axis, programs on every axis)
+        self.program = program           # (program id, programs): on every axis, or per axis (two 3-tuples)
         self.env: dict = {}
         self.steps = 0
         self.bars: dict = {}
@@ -392,6 +397,10 @@ class Sim(Bindings):
     def label(self) -> str:
         """The run's arguments as verdicts name them: `256`, `256 as program 1 of 2`."""
         pid, n = self.program
+        if isinstance(pid, tuple):   # a run aimed at an op: its arguments by name, its program per axis
+            names = [loc_info(a.location, self.path)[0] or f"arg{a.arg_number}" for a in _int_args(self.k, True)]
+            args = ", ".join(f"{name} = {v}" for name, v in zip(names, self.arg_value))
+            return f"({args or 'none'} as program {pid} of {n})"
         return f"{self.arg_value}" + (f" as program {pid} of {n}" if self.program != (0, 1) else "")
 
     # -- scheduler
@@ -402,7 +411,8 @@ class Sim(Bindings):
         values = dict(zip(_int_args(self.k, used=True), self.arg_value)) if mixed else {}
         for a in _int_args(self.k):
             self.env[a] = values.get(a, MIXED[0]) if mixed else self.arg_value
-        self.env[PROGRAM], self.env[PROGRAMS] = self.program
+        pid, n = self.program
+        self.env[PROGRAM], self.env[PROGRAMS] = (pid, n) if isinstance(pid, tuple) else ((pid,) * 3, (n,) * 3)
         main = Thread("t0", "default")
         self.spawn(main, self.blocks(main, body))
         self.schedule()
@@ -1262,13 +1272,65 @@ MMAS = {"ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled"}   # signal where they tak
 
 
 def _never_ran(kernel, alloc, sims) -> list:
-    """`the op at line` of each op that no completed run executed and that accesses `alloc` (read from the model)
-    or signals an mbarrier (an arrive, an expect, a commit, an MMA with `mbarriers=`: it may complete a phase
-    early, and so order less than the runs saw)."""
+    """The ops that no completed run executed and that access `alloc` (read from the model) or signal an
+    mbarrier (an arrive, an expect, a commit, an MMA with `mbarriers=`: it may complete a phase early, and so
+    order less than the runs saw)."""
     ran = set().union(*(s.ran for s in sims))
     ops = [op for op, names in kernel.touches.items()
            if alloc.name in names and (op.name in ACCESS or op.name in BARRIER_OPS)] + _signals(kernel)
-    return [f"the {op.name} at {sims[0].src(op)}" for op in dict.fromkeys(ops) if op not in ran]
+    return [op for op in dict.fromkeys(ops) if op not in ran]
+
+
+DIRECTED_RUNS = 4      # runs a proof aims at never-run ops (of at most DIRECTED_OPS solved for)
+DIRECTED_OPS = 16
+DIRECTED_MAX = 512     # the largest argument value and grid size such a run takes
+
+
+def _directed(kernel, path, budget, made, ops, sims) -> list:
+    """Runs aimed at ops no run executed (a branch on `pid_n > pid_m`, on `pid_k == SPLIT_K - 1`, on arguments
+    apart): Z3 solves an op's path condition (the proof's encoding of the branches and loop ranges above it,
+    with the kernel's facts) for the integer arguments in [1, DIRECTED_MAX] and a program id per axis below
+    the grid's size, and a run takes those values. The runs that complete join the others; one that does
+    not, or that misses its op anyway (the encoding approximates loop-carried values), adds nothing."""
+    enc, out = kernel.enc, []
+    ctx = enc.ctx
+    terms = [enc.val(a) for a in _int_args(kernel, used=True)]
+    if any(t is None or not z3.is_int(t) for t in terms):
+        return out
+    axes = [[z3.Int(f"p7.{what}{axis}", ctx) for what in ("pid", "nprog")] for axis in range(3)]
+    same = []
+    for name in enc.kind:   # every program-id op of the encoding is a variable of its own: one value per axis
+        m = re.fullmatch(r"(pid|num_programs)([xyz])(#\d+)?", name)
+        if m:
+            pid, nprog = axes["xyz".index(m.group(2))]
+            same.append(z3.Int(name, ctx) == (pid if m.group(1) == "pid" else nprog))
+    bounds = [z3.And(1 <= t, t <= DIRECTED_MAX) for t in terms] + [
+        z3.And(0 <= p, p < n, n <= DIRECTED_MAX) for p, n in axes]
+    tried = set()   # (arguments, program) of the runs made: two ops one model reaches share a run
+    for op in ops[:DIRECTED_OPS]:
+        if len(tried) == DIRECTED_RUNS or any(op in s.ran for s in sims + out):
+            continue
+        cond = enc.path_condition(op)   # (may add facts: the solver is asked for after it)
+        solver = enc.solver(1)
+        solver.push()
+        try:
+            solver.add(cond, *same, *bounds)
+            if solver.check() != z3.sat:
+                continue
+            m = solver.model()
+            value = lambda t: m.eval(t, model_completion=True).as_long()   # noqa: E731
+            program = tuple(tuple(value(v[k]) for v in axes) for k in (0, 1))
+            values = tuple(value(t) for t in terms)
+        finally:
+            solver.pop()
+        if (values, program) in tried:
+            continue
+        tried.add((values, program))
+        sim = Sim(kernel, values, path, budget, program)
+        made.append(sim)
+        if _outcome(sim) is None:
+            out.append(sim)
+    return out
 
 
 def _signals(kernel) -> list:
@@ -1457,6 +1519,10 @@ def _p7(kernel, path, runs, made) -> list:
                                                                  lambda v: (v - 1, v))
             others, program_hung, program_small = others + more, program_hung + hung_more, program_small + small_more
         sims += others
+    if stopped is None and sims:   # ops still unrun: runs aimed at them
+        unrun = list(dict.fromkeys(op for a in aliased for op in _never_ran(kernel, a, sims)))
+        if unrun:
+            sims += _directed(kernel, path, budget, made, unrun, sims)
     extra = _mixed(kernel, path, budget, made, sims) if stopped is None and sims and mixed_enabled() else ""
 
     hung_above = [h for h in hung if smallest is not None and h[0] > smallest]   # not a small-domain hang
@@ -1507,7 +1573,8 @@ def _p7(kernel, path, runs, made) -> list:
                                      "was never exercised", _fix_unexercised(shrunk, budget)))
             continue
         own = sum(sim.own.get(a.name, 0) for sim in sims)
-        missed = _never_ran(kernel, a, sims) if _declares_sharing(kernel, a) else []
+        missed = [f"the {op.name} at {sims[0].src(op)}" for op in _never_ran(kernel, a, sims)] \
+            if _declares_sharing(kernel, a) else []
         if len(tenants) < 2 and not own and not missed:   # fewer than two views touched it, none the runs missed
             continue                                      # shares bytes, no view met its own bytes: nothing to order
         if program_hung:   # program 0 of 1 completed with these arguments: the kernel hangs as another program
@@ -1595,9 +1662,13 @@ def _ran(sims) -> str:
     of n: 256`."""
     first = ", ".join(s.label for s in sims if s.program == (0, 1))
     second = ", ".join(str(s.arg_value) for s in sims if s.program == PROGRAM_RUN)
-    last = ", ".join(str(s.arg_value) for s in sims if s.program not in ((0, 1), PROGRAM_RUN))
+    per_axis = [s for s in sims if isinstance(s.program[0], tuple)]
+    last = ", ".join(str(s.arg_value) for s in sims
+                     if s.program not in ((0, 1), PROGRAM_RUN) and s not in per_axis)
     return (first + (f"; as program {PROGRAM_RUN[0]} of {PROGRAM_RUN[1]}: {second}" if second else "")
-            + (f"; as program n - 1 of n: {last}" if last else ""))
+            + (f"; as program n - 1 of n: {last}" if last else "")
+            + (f"; aimed at an op the others did not run: {', '.join(s.label for s in per_axis)}"
+               if per_axis else ""))
 
 
 ENV_OFF = "TLX_ALIAS_P7"

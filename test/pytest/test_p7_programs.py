@@ -54,14 +54,17 @@ def persistent_tiles_kernel(a_desc, out_ptr, n_tiles, BUG: gl.constexpr):
         if BUG == "tail_programs":
             if pid >= 2:                 # programs 2 and above: c written while the load into a's bytes lands
                 c.index(0).store(gl.full([BM, BK], 0.0, gl.float16, BLOCKED))  # LINE-EARLY
+        if BUG == "upper_triangle":
+            if gl.program_id(1) > pid:   # above a 2-D grid's diagonal: c written while the load into a lands
+                c.index(0).store(gl.full([BM, BK], 0.0, gl.float16, BLOCKED))  # LINE-ABOVE
         if BUG == "hang_off_program_0":
             if pid > 0:
                 mbarrier.wait(idle, 0)   # LINE-IDLE: nothing arrives on `idle`
         mbarrier.wait(bar, phase)
         x = a.index(0).load(BLOCKED)
-        if BUG == "upper_triangle":
-            if gl.program_id(1) > pid:   # the tiles above a 2-D grid's diagonal: every run gives each axis the
-                c.index(0).store(x * 3)  # LINE-TAIL                        same program, none takes this branch
+        if BUG == "far_programs":
+            if pid >= 1000:              # programs no run is: P7's runs and grids stay below 512
+                c.index(0).store(x * 3)  # LINE-TAIL
         c.index(0).store(x * 2)  # LINE-EPILOGUE
         y = c.index(0).load(BLOCKED)
         rows = t * BM + gl.arange(0, BM, layout=gl.SliceLayout(1, BLOCKED))
@@ -113,11 +116,11 @@ def test_a_hang_only_as_another_program_is_cannot_prove(monkeypatch):
 
 
 def test_an_access_no_run_reaches_is_cannot_prove(monkeypatch):
-    """A store into the spec under `if program_id(1) > program_id(0)`: no run executes it, so its order against
-    the other accesses was never seen ("proven" before: a racy order there, a helper's kernel, passed)."""
+    """A store into the spec under `if pid >= 1000`: no run executes it (nor one aimed at it: grids up to 512),
+    so its order against the other accesses was never seen ("proven" before, as a racy order there was)."""
     monkeypatch.setenv("TLX_ALIAS_PROOF", "strict")
     with pytest.raises(TlxAliasError) as info:
-        _compile("upper_triangle")
+        _compile("far_programs")
     text = str(info.value)
     assert "[tlx-verify P7] cannot prove" in text, text
     assert f"never ran the ttg.local_store at {_line('LINE-TAIL')}, which access spec0 or signal" in text, text
@@ -218,3 +221,15 @@ def test_a_branch_programs_0_and_1_skip_runs_as_the_last_program():
     text = str(info.value)
     assert "[tlx-verify P7] violation" in text and f"write of c by ttg.local_store at {_line('LINE-EARLY')}" in text
     assert "(bounded run, integer arguments = 256 as program 255 of 256)" in text, text
+
+
+def test_a_branch_between_axes_gets_a_run_aimed_at_it():
+    """Every run gives each axis the same program, so none takes `program_id(1) > program_id(0)` (a helper's
+    lower-triangular SYRK-like grid, "proven" on a race there): Z3 solves the store's path condition for a
+    program per axis, and the run with it shows the race."""
+    with pytest.raises(TlxAliasError) as info:
+        _compile("upper_triangle")
+    text = str(info.value)
+    assert "[tlx-verify P7] violation" in text and f"write of c by ttg.local_store at {_line('LINE-ABOVE')}" in text
+    program = re.search(r"as program \((\d+), (\d+), \d+\) of \(\d+, \d+, \d+\)\)", text)
+    assert program and int(program.group(2)) > int(program.group(1)), text
