@@ -1732,7 +1732,8 @@ def program_dependent(kernel) -> bool:
     """Does `tt.get_program_id` or `tt.get_num_programs` reach anything a run reads, through scalar arithmetic,
     other than addresses? A non-persistent GEMM's program id only offsets its TMA coordinates: as program 1 of 2
     its runs are program 0's, op for op. A loop bound, a branch, a buffer index, a phase, a predicate, a value
-    carried or captured (anything not known to be an address) makes it dependent."""
+    carried (anything not known to be an address) makes it dependent; a warp_specialize capture is followed into
+    each partition."""
     cache = kernel.__dict__.setdefault("_p7_program_dependent", [])
     if cache:
         return cache[0]
@@ -1748,6 +1749,9 @@ def program_dependent(kernel) -> bool:
             if user.name in _SCALAR_ARITH and all(str(r.type) in _SCALAR for r in results):
                 todo += [r for r in results if r not in seen]
                 seen.update(results)
+            elif user.name in (ttg.WS, ttg.WS_PARTITIONS):   # a capture: what it is inside each partition
+                todo += [a for a in ttg.partition_args(user, use.operand_number) if a not in seen]
+                seen.update(ttg.partition_args(user, use.operand_number))
             elif user.name in _TMA_COORDS and str(v.type) != "i1":
                 continue
             elif results and not len(user.regions) and user.name not in ACCESS and user.name not in BARRIER_OPS \

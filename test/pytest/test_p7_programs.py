@@ -233,3 +233,50 @@ def test_a_branch_between_axes_gets_a_run_aimed_at_it():
     assert "[tlx-verify P7] violation" in text and f"write of c by ttg.local_store at {_line('LINE-ABOVE')}" in text
     program = re.search(r"as program \((\d+), (\d+), \d+\) of \(\d+, \d+, \d+\)\)", text)
     assert program and int(program.group(2)) > int(program.group(1)), text
+
+
+@gluon.jit
+def _idle_default(out_ptr):
+    pass
+
+
+@gluon.jit
+def _pid_worker(a_desc, a, c, bar, out_ptr, pid, PHASE_FROM_PID: gl.constexpr):
+    BM: gl.constexpr = a_desc.block_type.shape[0]
+    mbarrier.expect(bar, a_desc.block_type.nbytes)
+    compat.tma_load(a_desc, [pid * BM, 0], bar, a.index(0))
+    if PHASE_FROM_PID:   # parity 1 for odd programs: a wait on a fresh barrier that returns before the load lands
+        phase = pid & 1
+    else:
+        phase = 0
+    mbarrier.wait(bar, phase)
+    c.index(0).store(a.index(0).load(BLOCKED) * 2)
+    rows = pid * BM + gl.arange(0, BM, layout=gl.SliceLayout(1, BLOCKED))
+    gl.store(out_ptr + rows, gl.sum(c.index(0).load(BLOCKED).to(gl.float32), axis=1))
+
+
+@gluon.jit
+def captured_program_kernel(a_desc, out_ptr, PHASE_FROM_PID: gl.constexpr):
+    """The program id reaches the worker as a warp_specialize capture: followed into the partition, where it
+    is a phase (the kernel then runs as program 1 of 2), not only an address."""
+    BM: gl.constexpr = a_desc.block_type.shape[0]
+    BK: gl.constexpr = a_desc.block_type.shape[1]
+    spec = tlx.storage_alias_spec(storage=SMEM)
+    a = tlx.local_alloc((BM, BK), gl.float16, 1, SMEM, reuse=spec, layout=a_desc.layout)
+    c = tlx.local_alloc((BM, BK), gl.float16, 1, SMEM, reuse=spec, layout=a_desc.layout)
+    spec.set_buffer_overlap(tlx.reuse_group(a, c, group_type=tlx.reuse_group_type.shared))
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    gl.warp_specialize([(_idle_default, (out_ptr, )),
+                        (_pid_worker, (a_desc, a, c, bar, out_ptr, gl.program_id(0), PHASE_FROM_PID))], [4], [24])
+
+
+def test_a_program_id_captured_by_a_partition_is_followed():
+    layout = gl.NVMMASharedLayout.get_default_for([64, 64], gl.float16)
+    sig = {"a_desc": tensordesc("fp16", [64, 64], layout), "out_ptr": "*fp32", "PHASE_FROM_PID": "constexpr"}
+    ok = triton.compile(GluonASTSource(captured_program_kernel, sig, {"PHASE_FROM_PID": False}), target=HOPPER)
+    (p7,) = [v for v in proof_report(ok.asm["ttgir"]).verdicts if v.prop == "P7"]
+    assert p7.status == "proven" and "program 1 of 2" not in p7.check, p7   # an address only: one program
+    with pytest.raises(TlxAliasError) as info:
+        triton.compile(GluonASTSource(captured_program_kernel, sig, {"PHASE_FROM_PID": True}), target=HOPPER)
+    assert "(bounded run, integer arguments = 256 as program 1 of 2)" in str(info.value), str(info.value)
