@@ -1752,8 +1752,9 @@ def program_dependent(kernel) -> bool:
                 todo += [r for r in results if r not in seen]
                 seen.update(results)
             elif user.name in (ttg.WS, ttg.WS_PARTITIONS):   # a capture: what it is inside each partition
-                todo += [a for a in ttg.partition_args(user, use.operand_number) if a not in seen]
-                seen.update(ttg.partition_args(user, use.operand_number))
+                inside = [a for a in ttg.partition_args(user, use.operand_number) if a not in seen]
+                todo += inside
+                seen.update(inside)
             elif user.name in _TMA_COORDS and str(v.type) != "i1":
                 continue
             elif results and not len(user.regions) and user.name not in ACCESS and user.name not in BARRIER_OPS \
