@@ -29,9 +29,8 @@ pytestmark = pytest.mark.usefixtures("plugin")
 
 
 @gluon.jit
-def persistent_tiles_kernel(a_desc, out_ptr, n_tiles, BUG: gl.constexpr):
-    """Each program loads its tiles (`range(pid, n_tiles, num_programs)`) into `a` by TMA and writes its result
-    into `c`, which shares a's bytes: `c` may be written only once the wait saw the load land."""
+def _a_over_c(a_desc):
+    """`a` and `c`, one tile each of a's descriptor, on the same bytes (a spec of two buffers), and an mbarrier."""
     BM: gl.constexpr = a_desc.block_type.shape[0]
     BK: gl.constexpr = a_desc.block_type.shape[1]
     spec = tlx.storage_alias_spec(storage=SMEM)
@@ -39,8 +38,18 @@ def persistent_tiles_kernel(a_desc, out_ptr, n_tiles, BUG: gl.constexpr):
     c = tlx.local_alloc((BM, BK), gl.float16, 1, SMEM, reuse=spec, layout=a_desc.layout)
     spec.set_buffer_overlap(tlx.reuse_group(a, c, group_type=tlx.reuse_group_type.shared))
     bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    idle = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     mbarrier.init(bar, count=1)
+    return a, c, bar
+
+
+@gluon.jit
+def persistent_tiles_kernel(a_desc, out_ptr, n_tiles, BUG: gl.constexpr):
+    """Each program loads its tiles (`range(pid, n_tiles, num_programs)`) into `a` by TMA and writes its result
+    into `c`, which shares a's bytes: `c` may be written only once the wait saw the load land."""
+    BM: gl.constexpr = a_desc.block_type.shape[0]
+    BK: gl.constexpr = a_desc.block_type.shape[1]
+    a, c, bar = _a_over_c(a_desc)
+    idle = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     mbarrier.init(idle, count=1)
     pid = gl.program_id(0)
     loads = 0
@@ -134,12 +143,7 @@ def k_loop_kernel(a_desc, out_ptr, n_tiles, k_tiles, GLOBAL_COUNT: gl.constexpr)
     odd (its first load is then the 7th of program 0 of 1 at 7: a wait on parity 1 of a fresh barrier)."""
     BM: gl.constexpr = a_desc.block_type.shape[0]
     BK: gl.constexpr = a_desc.block_type.shape[1]
-    spec = tlx.storage_alias_spec(storage=SMEM)
-    a = tlx.local_alloc((BM, BK), gl.float16, 1, SMEM, reuse=spec, layout=a_desc.layout)
-    c = tlx.local_alloc((BM, BK), gl.float16, 1, SMEM, reuse=spec, layout=a_desc.layout)
-    spec.set_buffer_overlap(tlx.reuse_group(a, c, group_type=tlx.reuse_group_type.shared))
-    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mbarrier.init(bar, count=1)
+    a, c, bar = _a_over_c(a_desc)
     loads = 0
     for t in range(gl.program_id(0), n_tiles, gl.num_programs(0)):
         acc = gl.full([BM, BK], 0.0, gl.float32, BLOCKED)
@@ -188,13 +192,7 @@ def test_every_value_runs_as_another_program(monkeypatch):
 def one_tile_kernel(a_desc, out_ptr):
     """One tile a program: the program id only offsets the TMA load and the output pointer."""
     BM: gl.constexpr = a_desc.block_type.shape[0]
-    BK: gl.constexpr = a_desc.block_type.shape[1]
-    spec = tlx.storage_alias_spec(storage=SMEM)
-    a = tlx.local_alloc((BM, BK), gl.float16, 1, SMEM, reuse=spec, layout=a_desc.layout)
-    c = tlx.local_alloc((BM, BK), gl.float16, 1, SMEM, reuse=spec, layout=a_desc.layout)
-    spec.set_buffer_overlap(tlx.reuse_group(a, c, group_type=tlx.reuse_group_type.shared))
-    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mbarrier.init(bar, count=1)
+    a, c, bar = _a_over_c(a_desc)
     t = gl.program_id(0)
     mbarrier.expect(bar, a_desc.block_type.nbytes)
     compat.tma_load(a_desc, [t * BM, 0], bar, a.index(0))
@@ -260,14 +258,7 @@ def _pid_worker(a_desc, a, c, bar, out_ptr, pid, PHASE_FROM_PID: gl.constexpr):
 def captured_program_kernel(a_desc, out_ptr, PHASE_FROM_PID: gl.constexpr):
     """The program id reaches the worker as a warp_specialize capture: followed into the partition, where it
     is a phase (the kernel then runs as program 1 of 2), not only an address."""
-    BM: gl.constexpr = a_desc.block_type.shape[0]
-    BK: gl.constexpr = a_desc.block_type.shape[1]
-    spec = tlx.storage_alias_spec(storage=SMEM)
-    a = tlx.local_alloc((BM, BK), gl.float16, 1, SMEM, reuse=spec, layout=a_desc.layout)
-    c = tlx.local_alloc((BM, BK), gl.float16, 1, SMEM, reuse=spec, layout=a_desc.layout)
-    spec.set_buffer_overlap(tlx.reuse_group(a, c, group_type=tlx.reuse_group_type.shared))
-    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mbarrier.init(bar, count=1)
+    a, c, bar = _a_over_c(a_desc)
     gl.warp_specialize([(_idle_default, (out_ptr, )),
                         (_pid_worker, (a_desc, a, c, bar, out_ptr, gl.program_id(0), PHASE_FROM_PID))], [4], [24])
 
