@@ -60,8 +60,15 @@ def read(path: str) -> str:
         raise InputError(str(exc)) from None
 
 
+IR_DUMP_LOG = "// -----// IR Dump "   # how MLIR_ENABLE_DUMP heads each module it prints
+
+
 def load(path: str) -> Loaded:
     text = read(path)
+    if text.lstrip().startswith(IR_DUMP_LOG):   # a log of the module after every pass, not one module
+        raise InputError(f"{path}: this is an MLIR_ENABLE_DUMP log ({text.count(IR_DUMP_LOG)} modules, one per "
+                         "pass), not one kernel: give tlx-verify the kernel's .ttgir (TRITON_KERNEL_DUMP=1 with "
+                         "TRITON_DUMP_DIR, or the .ttgir in TRITON_CACHE_DIR)")
     generic_first = not path.endswith((".ttgir", ".ttir", ".llir"))
     errors = []
     for how in (("generic", "triton") if generic_first else ("triton", "generic")):

@@ -463,7 +463,7 @@ class Sim(Bindings):
             if self.steps == before and all(not t[0].done for t in live) and len(live) == len(
                     [t for t in self.threads if not t[0].done]):
                 blocked = "; ".join(f"{t[0].name} at {getattr(t[0], 'blocked', '?')}" for t in live)
-                raise Deadlock(f"the run deadlocks (every thread waits: {blocked})")
+                raise Deadlock(f"{DEADLOCK} (every thread waits: {blocked})")
 
     # -- interpretation
     def block(self, th, block):
@@ -1262,6 +1262,12 @@ FIX_UNEXERCISED = ("P7 needs a run in which two views reach the shared bytes: ke
                    "there computable from the integer arguments, and taken at the values P7 runs (README, P7)")
 
 
+DEADLOCK = "the run deadlocks"
+FIX_DEADLOCK = ("check each wait the run names: its mbarrier's index and phase parity, and that some thread arrives "
+                "on it (an expect, an arrive, a TMA load or MMA that signals it) before the wait is reached: every "
+                "run hangs (a wait dropped elsewhere can leave the order in which threads run such that one hangs)")
+
+
 FIX_NEVER_RAN = ("P7 runs each integer argument at the values of its runs, as program 0 of 1 and 1 of 2: make the "
                  "branch that holds the access depend on what those runs take, or check the access by hand and set "
                  "TLX_ALIAS_PROOF=warn (README, P7)")
@@ -1531,11 +1537,12 @@ def _p7(kernel, path, runs, made) -> list:
     out = []
     if stopped is not None:
         value, why, sim = stopped
+        fix = (FIX_DEADLOCK if why.startswith(DEADLOCK) else
+               "P7 runs the kernel's control flow concretely: keep loop bounds and buffer indices computable from "
+               "the integer arguments and use the ops of the model (README, P7)")
         for a in aliased:
-            out.append(_cannot_prove(a, f"the bounded run (integer arguments = {value}) stopped: {why}",
-                                     "P7 runs the kernel's control flow concretely: keep loop bounds and buffer "
-                                     "indices computable from the integer arguments and use the ops of the model "
-                                     "(README, P7)", trace=[sim.text(e) for e in list(sim.events)[-40:]]))
+            out.append(_cannot_prove(a, f"the bounded run (integer arguments = {value}) stopped: {why}", fix,
+                                     trace=[sim.text(e) for e in list(sim.events)[-40:]]))
         return out
     for a in aliased:
         tenants = {}

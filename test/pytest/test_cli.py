@@ -95,6 +95,19 @@ def test_a_file_without_a_kernel_is_unreadable_not_safe(tmp_path, capsys, name, 
     assert results(out) == {path: "UNREADABLE"} and "SAFE" not in out
 
 
+def test_an_mlir_enable_dump_log_is_named_for_what_it_is(tmp_path, capsys):
+    """MLIR_ENABLE_DUMP prints the module after every pass: the parser stopped at the second module's attribute
+    aliases ("redefinition of attribute alias"), a message that said nothing of the file (a helper's sweep)."""
+    module = SEED_BYTES.decode()
+    log = "".join(f"// -----// IR Dump Before Pass{k}: pass{k} ('builtin.module' operation) //----- //\n{module}\n"
+                  for k in range(3))
+    path = write(tmp_path / "dump.mlir", log.encode())
+    code, out, err = run(capsys, path)
+    assert code == 2 and results(out) == {path: "UNREADABLE"}, out
+    assert err.startswith(f"tlx-verify: error: {path}: this is an MLIR_ENABLE_DUMP log (3 modules, one per pass), "
+                          "not one kernel: give tlx-verify the kernel's .ttgir"), err
+
+
 # ------------------------------------------------------------------------------------ 3: parse errors
 
 @pytest.mark.parametrize("suffix, form", [(".mlir", "generic MLIR"), (".ttgir", "Triton IR")])

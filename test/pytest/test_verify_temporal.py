@@ -279,6 +279,15 @@ def test_runs_that_hang_prove_nothing():
     assert "deadlocked" in verdicts[0].detail and "p_ready" in verdicts[0].detail
 
 
+def test_a_kernel_every_run_of_which_hangs_is_told_to_check_its_waits():
+    """Every run deadlocks: the fix named loop bounds and buffer indices (what a run that cannot compute a value
+    needs), not the waits (a helper's kernel with a wait dropped elsewhere, which left a partition hanging)."""
+    hanging = _seeded("s_p_ws", "none").replace("ttng.arrive_barrier %p_ready, 2,", "ttng.arrive_barrier %p_ready, 1,")
+    (verdict,) = _p7_on_runs(hanging, (7,))
+    assert verdict.status == "cannot prove" and "stopped: the run deadlocks" in verdict.detail, verdict
+    assert verdict.fix.startswith("check each wait the run names: its mbarrier's index and phase parity"), verdict.fix
+
+
 def _p7_on_runs(text, runs):
     loaded = load_triton(text, "k.ttgir")
     with loaded.context:
