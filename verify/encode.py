@@ -480,6 +480,16 @@ class Encoder:
         self.why[name] = why
         return var
 
+    def program_vars(self) -> dict:
+        """{axis: (program-id variables, grid-size variables)} of the encoding: each `tt.get_program_id` /
+        `tt.get_num_programs` op is a variable of its own (`pidx`, `pidx#1`, `num_programsy`, ...)."""
+        out = {axis: ([], []) for axis in "xyz"}
+        for name in self.kind:
+            m = re.fullmatch(r"(pid|num_programs)([xyz])(#\d+)?", name)
+            if m:
+                out[m.group(2)][m.group(1) != "pid"].append(int_var(name, self.ctx))
+        return out
+
     def var_names(self, term) -> frozenset:
         """Names of the variables of a Z3 term, memoized per subterm on Z3's C API: the loop analysis asks
         this of every fact once per inner-loop result, and facts share most of their subterms (walking

@@ -676,7 +676,8 @@ def _witness(kernel, q, s, m, logical=False):
         if t is not None and z3.is_int(t):
             from_model[k] = _ev(m, t)
     # the counterexample's program along axis 0 (a persistent program that got no tile: pid >= its tiles)
-    pid, nprog = (_ev(m, int_var(name, kernel.enc.ctx)) for name in ("pidx", "num_programsx"))
+    pids, nprogs = kernel.enc.program_vars()["x"]   # (execute.Run sets axis 0's program only)
+    pid, nprog = (_ev(m, vs[0]) if vs else v for vs, v in ((pids, 0), (nprogs, 1)))
     program = (pid, max(nprog, pid + 1))
     tries = ([(from_model, program)] if program != (0, 1) else []) + [(from_model, (0, 1))] + [
         ({k: v for k in from_model}, (0, 1)) for v in WITNESS_ARGS]

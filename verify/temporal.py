@@ -1304,12 +1304,9 @@ def _directed(kernel, path, budget, made, ops, sims) -> list:
     if any(t is None or not z3.is_int(t) for t in terms):
         return out
     axes = [[z3.Int(f"p7.{what}{axis}", ctx) for what in ("pid", "nprog")] for axis in range(3)]
-    same = []
-    for name in enc.kind:   # every program-id op of the encoding is a variable of its own: one value per axis
-        m = re.fullmatch(r"(pid|num_programs)([xyz])(#\d+)?", name)
-        if m:
-            pid, nprog = axes["xyz".index(m.group(2))]
-            same.append(z3.Int(name, ctx) == (pid if m.group(1) == "pid" else nprog))
+    same = []   # one program per axis in a run: every program-id variable of the axis takes its value
+    for (pids, nprogs), (pid, nprog) in zip(enc.program_vars().values(), axes):
+        same += [v == pid for v in pids] + [v == nprog for v in nprogs]
     bounds = [z3.And(1 <= t, t <= DIRECTED_MAX) for t in terms] + [
         z3.And(0 <= p, p < n, n <= DIRECTED_MAX) for p, n in axes]
     tried = set()   # (arguments, program) of the runs made: two ops one model reaches share a run
