@@ -282,6 +282,7 @@ class Kernel:
     func: object = None                          # the tt.func op (for bounded concrete runs: verify.execute)
     aliases: dict = field(default_factory=dict)  # attribute alias definitions (for memdesc types met later)
     touches: dict = field(default_factory=dict)  # access op -> names of the allocations it reaches (P7's coverage)
+    ops: list = field(default_factory=list)      # every op of the function, pre-order (one walk for all readers)
 
 
 class ModelBuilder:
@@ -309,9 +310,9 @@ class ModelBuilder:
         wellformed.check(self.func)     # MalformedIR (bad input) before anything reads the ops' structure
         self.enc.prepare(self.func)
         ops = []
-        self.func.walk(lambda op: (ops.append(op), ir.WalkResult.ADVANCE)[1], ir.WalkOrder.PRE_ORDER)
+        self.func.walk(lambda op: (ops.append(getattr(op, "operation", op)), ir.WalkResult.ADVANCE)[1],
+                       ir.WalkOrder.PRE_ORDER)
         for op in ops:
-            op = getattr(op, "operation", op)
             name = op.name
             if name.startswith(_SCALAR_DIALECTS) and name != "arith.select":
                 continue                # integers, floats and tensors only: no descriptor, no tlx attribute
@@ -342,7 +343,7 @@ class ModelBuilder:
         name = _attr_str(self.func, "sym_name") or "kernel"
         src = self.where(self.func)[1]
         return Kernel(name, src or f"kernel {name}", self.allocs, self.sites, self.notes, self.trees, self.enc,
-                      self.untracked, self.bad, self.func, self.aliases, self.touches)
+                      self.untracked, self.bad, self.func, self.aliases, self.touches, ops)
 
     def md(self, value) -> MemDesc | None:
         return per_type(self._of_type, value.type, lambda text: self._md_of_text(text, value))

@@ -223,6 +223,8 @@ class _Static:
         self.alloc_of = {_op(a.op): a for a in kernel.allocs}
         self.plans: dict = {}            # block -> [(op, scalar step or None, handler or None)] (`Sim.plan`)
         self.terms: dict = {}            # block -> operands of its terminator
+        self.term_ops: dict = {}         # block -> its terminator (listing a block's ops reads each through the
+                                         # bindings: a tenth of a run where done at every block's end)
         self.args: dict = {}             # block -> its arguments
         self.descs: dict = {}            # op -> its descriptor operands
         self.src: dict = {}
@@ -232,6 +234,45 @@ class _Static:
         self.memo: dict = {}             # (op, what) -> a fact read from its attributes or operands
         self.desc_types: dict = {}       # type -> is a memory descriptor (`_is_desc`)
         self.scalar_types: dict = {}     # type -> is an integer scalar (`_is_scalar`)
+        # the scalars a run reads, and the kernel's integer constants, set once at each run's start: `Sim.plan`
+        # leaves out the scalar arithmetic no run reads and every constant
+        self.read, self.consts = _scalars_read(_ops(kernel), self.desc_types, self.scalar_types)
+
+
+_SCALAR_STEPS = frozenset(EVAL) | {"arith.constant", "arith.select", "tt.get_program_id", "tt.get_num_programs"}
+
+
+def _scalars_read(ops, desc_types, scalar_types) -> tuple:
+    """(the scalar values some run may read, {constant: its value}). A run reads the operands of every op it
+    steps through but scalar arithmetic (control flow, descriptors, barriers, accesses, terminators, what it
+    does not model), less TMA coordinates and what feeds only tensors and pointers (addresses), and what the
+    scalar arithmetic reaching those computes them from. The rest (a GEMM's tile offsets and swizzle) no run
+    needs, and its steps were a third of blackwell_gemm's; constants were a fifth, stepped at every iteration."""
+    defs, roots, consts = {}, [], {}
+    for op in ops:
+        name, results = op.name, list(op.results)
+        if name in _SCALAR_STEPS and results and all(_is_scalar(r, scalar_types) for r in results):
+            if name == "arith.constant":
+                value = constant_value(op)
+                if value is not None:
+                    consts[results[0]] = value
+            else:
+                defs.update((r, op) for r in results)
+            continue
+        if results and not len(op.regions) and name not in ACCESS and name not in BARRIER_OPS \
+                and not any(_is_desc(v, desc_types) for v in op.operands) and all(_is_data(r) for r in results):
+            continue                     # tensor arithmetic, global memory: no run steps through it
+        coords = name in _TMA_COORDS
+        roots += [v for v in op.operands if not (coords and _is_scalar(v, scalar_types) and str(v.type) != "i1")]
+    read, todo = set(), roots
+    while todo:
+        v = todo.pop()
+        if v not in read:
+            read.add(v)
+            op = defs.get(v)
+            if op is not None:
+                todo += list(op.operands)
+    return read, {v: c for v, c in consts.items() if v in read}
 
 
 def _static(kernel, path) -> _Static:
@@ -370,11 +411,18 @@ class Sim(Bindings):
             out = self.s.args[block] = list(block.arguments)
             return out
 
+    def terminator(self, block):
+        try:
+            return self.s.term_ops[block]
+        except KeyError:
+            out = self.s.term_ops[block] = _op(list(block.operations)[-1])
+            return out
+
     def _yielded(self, block, start=0):
         try:
             values = self.s.terms[block]
         except KeyError:
-            values = self.s.terms[block] = list(_op(list(block.operations)[-1]).operands)
+            values = self.s.terms[block] = list(self.terminator(block).operands)
         env = self.env
         return [env.get(v) for v in values[start:]]
 
@@ -409,6 +457,7 @@ class Sim(Bindings):
         body = func.regions[0].blocks[0]
         mixed = isinstance(self.arg_value, tuple)   # a mixed run: a value per argument the kernel reads, the rest 256
         values = dict(zip(_int_args(self.k, used=True), self.arg_value)) if mixed else {}
+        self.env.update(self.s.consts)
         for a in _int_args(self.k):
             self.env[a] = values.get(a, MIXED[0]) if mixed else self.arg_value
         pid, n = self.program
@@ -424,7 +473,7 @@ class Sim(Bindings):
         (P7 ran the first block only, and said "proven" on a race after such a return)."""
         while True:
             yield from self.block(th, block)
-            term = _op(list(block.operations)[-1])
+            term = self.terminator(block)
             if term.name not in ("cf.br", "cf.cond_br"):
                 return
             operands, succ = list(term.operands), list(term.successors)
@@ -501,6 +550,8 @@ class Sim(Bindings):
                     or any(_is_scalar(r, scalars) or _is_desc(r, descs) for r in results) \
                     or any(_is_desc(v, descs) for v in op.operands):
                 fast = _fast_step(op, name, descs)
+                if fast is not None and (name == "arith.constant" or not any(r in self.s.read for r in results)):
+                    continue             # set at the run's start, or read by no run (`_scalars_read`)
                 ops.append((op, fast, _no_step if fast is not None else _step_of(name)))
         self.s.plans[key] = ops
         return ops
@@ -613,7 +664,7 @@ class Sim(Bindings):
         for trip in range(MAX_TRIPS + 1):
             self._bind(state, self.block_args(before))
             yield from self.block(th, before)
-            cond = self.val(_op(list(before.operations)[-1]).operands[0], op)
+            cond = self.val(self.terminator(before).operands[0], op)
             forwarded = self._yielded(before, 1)
             if not cond:
                 self._bind(forwarded, self.results(op))
@@ -628,10 +679,10 @@ class Sim(Bindings):
     def _ws(self, th, op):
         """Workers are new threads (they start with the parent's clock); the parent runs the default region,
         then waits for every worker (the region's end joins them)."""
-        parts = ttg.partitions_op(op)
+        parts = self.once(op, "partitions", ttg.partitions_op)
         workers = []
         if parts is not None:
-            caps = [self.env.get(v) for v in ttg.captures(op)]
+            caps = [self.env.get(v) for v in self.once(op, "captures", ttg.captures)]
             for k, region in enumerate(parts.regions):
                 w = Thread(f"{th.tid}.{k}", f"partition {k} ({self.src(op)})", dict(th.vc), list(th.trail))
                 self._bind(caps, list(region.blocks[0].arguments))
@@ -1340,11 +1391,8 @@ def _signals(kernel) -> list:
     """The ops of the kernel that arrive on an mbarrier (`SIGNALS`, and `MMAS` with an mbarrier operand)."""
     cache = kernel.__dict__.setdefault("_p7_signals", [])
     if not cache:
-        found = []
-        kernel.func.walk(lambda op: (found.append(_op(op)) if _op(op).name in SIGNALS or (
-            _op(op).name in MMAS and any("xi64" in str(v.type) for v in _op(op).operands)) else None,
-            ir.WalkResult.ADVANCE)[1])
-        cache.append(found)
+        cache.append([op for op in _ops(kernel) if op.name in SIGNALS or (
+            op.name in MMAS and any("xi64" in str(v.type) for v in op.operands))])
     return cache[0]
 
 
@@ -1743,9 +1791,7 @@ def program_dependent(kernel) -> bool:
     cache = kernel.__dict__.setdefault("_p7_program_dependent", [])
     if cache:
         return cache[0]
-    todo = []
-    kernel.func.walk(lambda op: (todo.extend(_op(op).results) if _op(op).name in
-                                 ("tt.get_program_id", "tt.get_num_programs") else None, ir.WalkResult.ADVANCE)[1])
+    todo = [r for op in _ops(kernel) if op.name in ("tt.get_program_id", "tt.get_num_programs") for r in op.results]
     seen, dependent = set(), False
     while todo and not dependent:
         v = todo.pop()
@@ -1771,6 +1817,14 @@ def program_dependent(kernel) -> bool:
     return dependent
 
 
+def _ops(kernel) -> list:
+    """Every op of the kernel's function (`Kernel.ops`, walked once by the model; walked here where a kernel was
+    made without it)."""
+    if not kernel.ops:
+        kernel.func.walk(lambda op: (kernel.ops.append(_op(op)), ir.WalkResult.ADVANCE)[1], ir.WalkOrder.PRE_ORDER)
+    return kernel.ops
+
+
 def _is_data(v) -> bool:
     """A tensor or a pointer: what P7 never computes (tensor arithmetic, global memory)."""
     text = str(v.type)
@@ -1780,8 +1834,11 @@ def _is_data(v) -> bool:
 def _int_args(kernel, used=False) -> list:
     """The kernel's integer arguments, which a run sets (pointers and descriptors it does not follow); `used`:
     only those some op reads."""
-    return [a for a in kernel.func.regions[0].blocks[0].arguments
-            if str(a.type) in ("i32", "i64", "index", "i16", "i8") and (not used or any(True for _ in a.uses))]
+    cache = kernel.__dict__.setdefault("_p7_int_args", {})   # read once: every run sets them
+    if used not in cache:
+        cache[used] = [a for a in kernel.func.regions[0].blocks[0].arguments
+                       if str(a.type) in ("i32", "i64", "index", "i16", "i8") and (not used or any(True for _ in a.uses))]
+    return cache[used]
 
 
 def _outcome(sim) -> Stop | None:
