@@ -129,8 +129,9 @@ def _is_scalar(v, seen: dict) -> bool:
     return per_type(seen, v.type, lambda text: text in _SCALAR)
 
 
-def _is_barrier_type(v) -> bool:
-    return "xi64" in str(v.type)
+def _is_barrier_type(v, seen: dict) -> bool:
+    """Is `v` an mbarrier (a memdesc of i64)? `seen`: `_Static.barrier_types`."""
+    return per_type(seen, v.type, lambda text: "xi64" in text)
 
 
 @dataclass
@@ -234,6 +235,7 @@ class _Static:
         self.memo: dict = {}             # (op, what) -> a fact read from its attributes or operands
         self.desc_types: dict = {}       # type -> is a memory descriptor (`_is_desc`)
         self.scalar_types: dict = {}     # type -> is an integer scalar (`_is_scalar`)
+        self.barrier_types: dict = {}    # type -> is an mbarrier (`_is_barrier_type`)
         # the scalars a run reads, and the kernel's integer constants, set once at each run's start: `Sim.plan`
         # leaves out the scalar arithmetic no run reads and every constant
         self.read, self.consts = _scalars_read(_ops(kernel), self.desc_types, self.scalar_types)
@@ -327,6 +329,11 @@ def _fast_step(op, name, desc_types):
             env[res] = env[key][axis]
         return program
     return None
+
+
+def _entry_blocks(op) -> tuple:
+    """The first block of each region of `op` (None for an empty region: an scf.if without else)."""
+    return tuple(r.blocks[0] if len(r.blocks) else None for r in op.regions)
 
 
 def _nothing(env):
@@ -533,8 +540,9 @@ class Sim(Bindings):
             step(self, th, op)
 
     def plan(self, block) -> list:
-        """The ops of a block that matter to a run: scalar integer ops, control flow, descriptors, memory
-        and barrier ops (tensor arithmetic is skipped: it neither decides control flow nor touches memory),
+        """The ops of a block that matter to a run: the scalar integer ops whose results it reads, control flow,
+        descriptors, memory and barrier ops (tensor arithmetic is skipped: it neither decides control flow nor
+        touches memory; constants are set at the run's start),
         each with how it runs: (op, scalar step or None, handler or None for an op that may block). Ops that
         cannot block are called, not driven as generators (a generator per op cost about a tenth of a run)."""
         key = block
@@ -543,16 +551,19 @@ class Sim(Bindings):
         except KeyError:
             pass
         ops, descs, scalars = [], self.s.desc_types, self.s.scalar_types
+        read = self.s.read
         for op in block.operations:
             op = _op(op)
             name, results = op.name, list(op.results)   # (each read through the bindings makes a new object)
+            if name == "arith.constant" or name in _SCALAR_STEPS and not any(r in read for r in results):
+                continue                 # set at the run's start, or read by no run (`_scalars_read`)
             if not results or name in ACCESS or name in BARRIER_OPS or len(op.regions) \
                     or any(_is_scalar(r, scalars) or _is_desc(r, descs) for r in results) \
                     or any(_is_desc(v, descs) for v in op.operands):
                 fast = _fast_step(op, name, descs)
-                if fast is not None and (name == "arith.constant" or not any(r in self.s.read for r in results)):
-                    continue             # set at the run's start, or read by no run (`_scalars_read`)
-                ops.append((op, fast, _no_step if fast is not None else _step_of(name)))
+                step = _no_step if fast is not None else self._index_step(op) if name == "ttg.memdesc_index" \
+                    else _step_of(name)
+                ops.append((op, fast, step))
         self.s.plans[key] = ops
         return ops
 
@@ -606,7 +617,7 @@ class Sim(Bindings):
             if self.aliased(f.alloc):
                 raise Stop(f"{op.name} at {self.src(op)} touches {f.alloc.name}, and P7 does not model "
                            "when it reads or writes")
-            if _is_barrier_type(v):
+            if _is_barrier_type(v, self.s.barrier_types):
                 if op.name == "tt.call":   # a noinline helper may wait on it: what the wait orders is not seen
                     raise Stop(f"the call at {self.src(op)} takes the mbarrier {f.label}, and P7 does not follow "
                                "calls (a wait or an arrive in the helper)")
@@ -651,15 +662,15 @@ class Sim(Bindings):
 
     def _if(self, th, op):
         cond = self.val(self.operands(op)[0], op)
-        region = op.regions[0] if cond else op.regions[1]
-        if not len(region.blocks):
+        block = self.once(op, "branches", _entry_blocks)[0 if cond else 1]
+        if block is None:
             return
-        yield from self.block(th, region.blocks[0])
-        self._bind(self._yielded(region.blocks[0]), self.results(op))
+        yield from self.block(th, block)
+        self._bind(self._yielded(block), self.results(op))
 
     def _while(self, th, op):
-        before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
-        state = [self.env.get(v) for v in op.operands]
+        before, after = self.once(op, "branches", _entry_blocks)
+        state = [self.env.get(v) for v in self.operands(op)]
         where = self.src(op)
         for trip in range(MAX_TRIPS + 1):
             self._bind(state, self.block_args(before))
@@ -698,18 +709,10 @@ class Sim(Bindings):
 
     # -- descriptors
     def _desc(self, th, op):
-        name, src_v, res, md, index = self.once(op, "desc", self._desc_operands)
+        name, src_v, res, md = self.once(op, "desc", self._desc_operands)
         src = self.env.get(src_v)
         if not isinstance(src, Foot):
             return                      # not tracked (e.g. a descriptor of no allocation): uses will say
-        if index is not None:           # ttg.memdesc_index: buffer i of the source, `units` apart
-            if not src.exact:
-                self.env[res] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, False)
-                return
-            i_v, units = index
-            lo = src.lo + self.val(i_v, op) * units
-            self.env[res] = Foot(src.alloc, lo, lo + md.size, src.tenant, src.label)
-            return
         if name == "ttg.memdesc_reinterpret":
             tenant, label = self.once(op, "tenant", lambda op: (
                 _tenant_key(op), self.where(op)[0] or _attr_str(op, "tlx.name") or f"reinterpret at {self.src(op)}"))
@@ -736,11 +739,25 @@ class Sim(Bindings):
         self.env[res] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, src.exact)   # trans / reshape
 
     def _desc_operands(self, op):
-        """(name, source, result, result's memdesc, (index, units per buffer) of a memdesc_index or None)."""
-        index = None
-        if op.name == "ttg.memdesc_index":
-            index = (op.operands[1], self.k_md(op.operands[0]).buffer_units)
-        return op.name, op.operands[0], op.results[0], self.k_md(op.results[0]), index
+        """(name, source, result, result's memdesc)."""
+        return op.name, op.operands[0], op.results[0], self.k_md(op.results[0])
+
+    def _index_step(self, op):
+        """The step of a `ttg.memdesc_index` (buffer i of its source, `units` apart), its operands and sizes read
+        when planned: the most frequent descriptor op of a ring's loop."""
+        src_v, i_v, res = op.operands[0], op.operands[1], op.results[0]
+        units, size = self.k_md(src_v).buffer_units, self.k_md(res).size
+
+        def index(sim, th, op):
+            src = sim.env.get(src_v)
+            if not isinstance(src, Foot):
+                return                  # not tracked (e.g. a descriptor of no allocation): uses will say
+            if not src.exact:
+                sim.env[res] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, False)
+                return
+            lo = src.lo + sim.val(i_v, op) * units
+            sim.env[res] = Foot(src.alloc, lo, lo + size, src.tenant, src.label)
+        return index
 
     def _subslice(self, op, md):
         """(offsets, units from the source's start where the slice takes whole entries of dim 0 else None, frame:
@@ -1105,7 +1122,7 @@ def _tma_load(sim, th, op):
     if not sim._pred(op):
         return
     descs = sim.descs(op)            # (barrier, destination): the op's order of operands (an i64 tile is no barrier)
-    if len(descs) != 2 or not _is_barrier_type(descs[0]):
+    if len(descs) != 2 or not _is_barrier_type(descs[0], sim.s.barrier_types):
         raise Stop(f"{op.name} at {sim.src(op)}: cannot tell its barrier from its destination")
     bars, data = descs[:1], descs[1:]
     b = sim.bar(bars[0], op)
