@@ -51,7 +51,8 @@ _hooked: dict = {}   # id(options) -> weakref of the options of each compile who
 _unlowered = 0       # > 0 inside `unlowered()`
 last_round_trip: dict = {}
 """Figures of the latest plugin run: tags_ms (has_tags), bridge timings (ms), lower_ms, proof_ms (the
-proof's CPU time on its thread; p7_ms of it: the temporal proof; both 0 when the proof did not run),
+proof's CPU time on its thread and the making of its Z3 context on another; p7_ms of it: the temporal proof;
+both 0 when the proof did not run),
 wait_ms (how long the compile waited for the proof at its join), work_ms (all the plugin's own time, the
 proof's included), total_ms (the plugin's time on the compile's path: work_ms less what the proof spent
 while Triton generated code), locations; and what the under-use hint needs after `llir` (`separations`,
@@ -97,7 +98,8 @@ class PendingProof:
             self._report = prove(module, target, aliases)
         except BaseException as err:   # noqa: B036 -- handed to the waiting thread, raised there
             self._error = err
-        self._ms = (time.thread_time() - t0) * 1e3
+        # (and the CPU time another thread spent making its Z3 context ahead of it: work of the proof too)
+        self._ms = (time.thread_time() - t0) * 1e3 + (self._report.context_ms if self._report is not None else 0.0)
 
     def discard(self):
         """Wait for the thread and drop its verdict (the module it proves is no longer compiled)."""

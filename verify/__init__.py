@@ -68,7 +68,7 @@ def cluster_verdicts(kernel, ctas: int) -> list:
                            "tlx-verify proves kernels compiled with num_ctas=1") for a in kernel.allocs]
 
 
-_z3 = {"spare": None, "maker": None, "lock": threading.Lock()}
+_z3 = {"spare": None, "spare_ms": 0.0, "maker": None, "lock": threading.Lock()}
 
 
 def _after_fork_in_child():
@@ -82,7 +82,9 @@ if hasattr(os, "register_at_fork"):
 
 
 def _make_spare():
+    t0 = time.thread_time()
     _z3["spare"] = z3.Context()
+    _z3["spare_ms"] = (time.thread_time() - t0) * 1e3
 
 
 def _z3_context():
@@ -90,13 +92,15 @@ def _z3_context():
     order its heuristics): with one context per process the same kernel's proof cost 0.1 to 3 s depending
     on what had been proven before, and could end "cannot prove" at the resource limit. A context costs
     ~10 ms to create, so the next one is made in a background thread after each proof (ctypes releases
-    the GIL; the thread is not a daemon, so the interpreter never exits in the middle of it)."""
+    the GIL; the thread is not a daemon, so the interpreter never exits in the middle of it). Returns the
+    context and the CPU time another thread spent making it (0 where made here): the proof's work too."""
     if _z3["maker"] is not None:
         _z3["maker"].join()
     ctx, _z3["spare"] = _z3["spare"], None
+    made_ms = _z3["spare_ms"] if ctx is not None else 0.0
     _z3["maker"] = threading.Thread(target=_make_spare, name="tlx-verify-z3-context")
     _z3["maker"].start()
-    return ctx or z3.Context()
+    return ctx or z3.Context(), made_ms
 
 
 def prove_module(upstream_module, target=None, aliases=None, path: str | None = None) -> Report:
@@ -111,9 +115,11 @@ def prove_module(upstream_module, target=None, aliases=None, path: str | None = 
 
 
 def _prove(upstream_module, target, aliases, path) -> Report:
-    ctx, kernels = _z3_context(), []
+    (ctx, made_ms), kernels = _z3_context(), []
     try:
-        return _prove_in(upstream_module, target, aliases, path, ctx, kernels)
+        report = _prove_in(upstream_module, target, aliases, path, ctx, kernels)
+        report.context_ms = made_ms
+        return report
     finally:
         _release(ctx, kernels)
 

@@ -45,6 +45,7 @@ class Report:
     path: str = ""
     resource_units: int = 0          # Z3's deterministic work count, summed over the kernels' checks
     p7_ms: float = 0.0               # of `ms`: the temporal proof (P7, verify/temporal.py)
+    context_ms: float = 0.0          # not in `ms`: CPU time another thread spent making its Z3 context, ahead
 
     # -- verdicts
     @property

@@ -260,6 +260,17 @@ def test_the_proof_runs_while_triton_generates_code(calls, monkeypatch):
     assert hook.last_round_trip["proof_ms"] > 0
 
 
+def test_the_proofs_work_counts_the_making_of_its_z3_context(calls, monkeypatch):
+    """A proof's Z3 context is made ahead on another thread (`verify._z3_context`): its CPU time is the proof's
+    work all the same, and the compile-cost table reads it from `proof_ms`."""
+    def prove(module, target, aliases):
+        return Report("sm_90", 90, ["k_tagged"], [], [], context_ms=40.0)
+    monkeypatch.setattr(hook, "prove", prove)
+    hook.install()
+    compile_(k_tagged)
+    assert 40.0 <= hook.last_round_trip["proof_ms"] < 1000.0
+
+
 def test_a_verdict_found_during_code_generation_stops_the_compile(calls, monkeypatch):
     started, seen = threading.Event(), []
     found = TlxAliasError("tlx-verify P3", "violation: two buffers overlap", "use distinct groups", "fa.py:7")
