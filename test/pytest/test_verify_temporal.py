@@ -251,6 +251,24 @@ def test_hopper_gemm_proven(gemm_ttgir):
     assert "c_smem" in p7[0].check and "b_ring" in p7[0].check
 
 
+def test_runs_compute_what_they_read_not_tile_coordinates(gemm_ttgir):
+    """P7 steps through the scalar arithmetic its runs read (a ring's slot and phase, a loop's bounds) and not
+    through what only addresses memory (a tile's TMA coordinates): `temporal._scalars_read`."""
+    loaded = load_triton(gemm_ttgir, "hopper_gemm.ttgir")
+    with loaded.context:
+        k = model.build(loaded.module, loaded.aliases)[0]
+        read = temporal._static(k, None).read
+        indices = [v for op in k.ops if op.name in ("ttg.memdesc_index", "ttng.wait_barrier") for v in op.operands]
+        assert indices and all(v in read for v in indices)
+        copies = [r for op in k.ops if op.name.startswith("arith.") and len(op.results) == 1
+                  for r in op.results if len(list(r.uses)) and all(
+                      u.owner.name == "ttng.async_tma_copy_global_to_local" for u in r.uses)]
+        predicates = [r for r in copies if str(r.type) == "i1"]         # whether a copy runs: read
+        coordinates = [r for r in copies if str(r.type) != "i1"]
+        assert predicates and all(r in read for r in predicates)
+        assert coordinates and not any(r in read for r in coordinates)
+
+
 @pytest.mark.parametrize("op,nth,first", [
     ("ttng.warp_group_dot_wait", -1, "ttng.warp_group_dot"),                    # the epilogue's wait(0)
     ("ttng.async_tma_store_wait", 0, "ttng.async_tma_copy_local_to_global"),    # store_wait before the reloads
