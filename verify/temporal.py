@@ -250,7 +250,7 @@ def _scalars_read(ops, desc_types, scalar_types) -> tuple:
     does not model), less TMA coordinates and what feeds only tensors and pointers (addresses), and what the
     scalar arithmetic reaching those computes them from. The rest (a GEMM's tile offsets and swizzle) no run
     needs, and its steps were a third of blackwell_gemm's; constants were a fifth, stepped at every iteration."""
-    defs, roots, consts = {}, [], {}
+    defs, roots, consts, data = {}, [], {}, {}
     for op in ops:
         name, results = op.name, list(op.results)
         if name in _SCALAR_STEPS and results and all(_is_scalar(r, scalar_types) for r in results):
@@ -261,11 +261,12 @@ def _scalars_read(ops, desc_types, scalar_types) -> tuple:
             else:
                 defs.update((r, op) for r in results)
             continue
-        if results and not len(op.regions) and name not in ACCESS and name not in BARRIER_OPS \
-                and not any(_is_desc(v, desc_types) for v in op.operands) and all(_is_data(r) for r in results):
+        operands = list(op.operands)
+        if results and name not in ACCESS and name not in BARRIER_OPS and all(_is_data(r, data) for r in results) \
+                and not len(op.regions) and not any(_is_desc(v, desc_types) for v in operands):
             continue                     # tensor arithmetic, global memory: no run steps through it
         coords = name in _TMA_COORDS
-        roots += [v for v in op.operands if not (coords and _is_scalar(v, scalar_types) and str(v.type) != "i1")]
+        roots += [v for v in operands if not (coords and _is_scalar(v, scalar_types) and str(v.type) != "i1")]
     read, todo = set(), roots
     while todo:
         v = todo.pop()
@@ -1809,7 +1810,7 @@ def program_dependent(kernel) -> bool:
     if cache:
         return cache[0]
     todo = [r for op in _ops(kernel) if op.name in ("tt.get_program_id", "tt.get_num_programs") for r in op.results]
-    seen, dependent = set(), False
+    seen, dependent, data = set(), False, {}
     while todo and not dependent:
         v = todo.pop()
         for use in v.uses:
@@ -1825,7 +1826,7 @@ def program_dependent(kernel) -> bool:
             elif user.name in _TMA_COORDS and str(v.type) != "i1":
                 continue
             elif results and not len(user.regions) and user.name not in ACCESS and user.name not in BARRIER_OPS \
-                    and all(_is_data(r) for r in results):
+                    and all(_is_data(r, data) for r in results):
                 continue
             else:
                 dependent = True
@@ -1842,10 +1843,9 @@ def _ops(kernel) -> list:
     return kernel.ops
 
 
-def _is_data(v) -> bool:
-    """A tensor or a pointer: what P7 never computes (tensor arithmetic, global memory)."""
-    text = str(v.type)
-    return text.startswith("tensor<") or text.startswith("!tt.ptr")
+def _is_data(v, seen: dict) -> bool:
+    """A tensor or a pointer: what P7 never computes (tensor arithmetic, global memory). `seen`: answers by type."""
+    return per_type(seen, v.type, lambda text: text.startswith("tensor<") or text.startswith("!tt.ptr"))
 
 
 def _int_args(kernel, used=False) -> list:
