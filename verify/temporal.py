@@ -232,7 +232,7 @@ class _Static:
         self.where: dict = {}
         self.aliased: dict = {}
         self.mds: dict = {}
-        self.memo: dict = {}             # (op, what) -> a fact read from its attributes or operands
+        self.memo: dict = {}             # what -> {op: a fact read from its attributes or operands}
         self.desc_types: dict = {}       # type -> is a memory descriptor (`_is_desc`)
         self.scalar_types: dict = {}     # type -> is an integer scalar (`_is_scalar`)
         self.barrier_types: dict = {}    # type -> is an mbarrier (`_is_barrier_type`)
@@ -332,6 +332,27 @@ def _fast_step(op, name, desc_types):
     return None
 
 
+# what `Sim.once` reads of an op the first time (functions made once, not a lambda at every step)
+def _operand_list(op) -> list:
+    return list(op.operands)
+
+
+def _result_list(op) -> list:
+    return list(op.results)
+
+
+def _body(op):
+    return op.regions[0].blocks[0]
+
+
+def _count(op):
+    return _attr_int(op, "count")
+
+
+def _size(op):
+    return _attr_int(op, "size")
+
+
 def _entry_blocks(op) -> tuple:
     """The first block of each region of `op` (None for an empty region: an scf.if without else)."""
     return tuple(r.blocks[0] if len(r.blocks) else None for r in op.regions)
@@ -398,18 +419,22 @@ class Sim(Bindings):
 
     def operands(self, op) -> list:
         """The operands of `op`, read from the IR once."""
-        return self.once(op, "operands", lambda op: list(op.operands))
+        return self.once(op, "operands", _operand_list)
 
     def results(self, op) -> list:
-        return self.once(op, "results", lambda op: list(op.results))
+        return self.once(op, "results", _result_list)
 
     def once(self, op, what, read):
-        """`read(op)`, read from the IR on the first call for (op, what) only."""
-        key = (op, what)
+        """`read(op)`, read from the IR on the first call for (op, what) only (a dict per `what`: no key tuple
+        made at every step)."""
         try:
-            return self.s.memo[key]
+            memo = self.s.memo[what]
         except KeyError:
-            out = self.s.memo[key] = read(op)
+            memo = self.s.memo[what] = {}
+        try:
+            return memo[op]
+        except KeyError:
+            out = memo[op] = read(op)
             return out
 
     def block_args(self, block) -> list:
@@ -640,7 +665,7 @@ class Sim(Bindings):
     # -- control flow
     def _for(self, th, op):
         lb, ub, step = (self.val(v, op) for v in self.operands(op)[:3])
-        body = self.once(op, "body", lambda op: op.regions[0].blocks[0])
+        body = self.once(op, "body", _body)
         state = [self.env.get(v) for v in self.operands(op)[3:]]
         where = self.src(op)
         iv, trips, args, cheapest = lb, 0, self.block_args(body), None
@@ -950,7 +975,7 @@ class Sim(Bindings):
                 raise Stop(f"the mbarrier initialized at {self.src(op)} lies in {f.alloc.name}, whose bytes other "
                            "buffers share: P7 does not follow an mbarrier's bytes as memory")
             key = f"{f.alloc.name}+{f.lo}"
-            n = self.once(op, "count", lambda op: _attr_int(op, "count")) or 1
+            n = self.once(op, "count", _count) or 1
             self.bars[key] = Barrier(key, n, n)
             return
         if name == "ttng.inval_barrier":
@@ -963,11 +988,11 @@ class Sim(Bindings):
         if name == "ttng.arrive_barrier":
             self.log(th, "arrive on {} (phase {}) at {}{}", b.key, b.phase, self.src(op), _Trail(th.trail))
             th.tick()
-            self.arrive(b, dict(th.vc), self.once(op, "count", lambda op: _attr_int(op, "count")) or 1)
+            self.arrive(b, dict(th.vc), self.once(op, "count", _count) or 1)
             return
         if name == "ttng.barrier_expect":
             th.tick()
-            size = self.once(op, "size", lambda op: _attr_int(op, "size"))
+            size = self.once(op, "size", _size)
             b.tx += size or 0
             b.expected += size or 0
             self.log(th, "expect {} bytes on {} (phase {}) at {}", size, b.key, b.phase, self.src(op))
@@ -1156,9 +1181,12 @@ def _store_wait(sim, th, op):
     sim.log(th, "tma.store_wait({}) at {}", n, sim.src(op))
 
 
+def _is_async(op) -> bool:
+    return "isAsync = true" in str(op.attributes) or _attr_str(op, "isAsync") == "true"
+
+
 def _wgmma(sim, th, op):
-    is_async = sim.once(op, "isAsync", lambda op: "isAsync = true" in str(op.attributes)
-                        or _attr_str(op, "isAsync") == "true")
+    is_async = sim.once(op, "isAsync", _is_async)
     group = []
     for v in sim.descs(op):
         a = sim.access(th, op, v, False, "wgmma" if is_async else "sync")
