@@ -236,9 +236,22 @@ class _Static:
         self.desc_types: dict = {}       # type -> is a memory descriptor (`_is_desc`)
         self.scalar_types: dict = {}     # type -> is an integer scalar (`_is_scalar`)
         self.barrier_types: dict = {}    # type -> is an mbarrier (`_is_barrier_type`)
-        # the scalars a run reads, and the kernel's integer constants, set once at each run's start: `Sim.plan`
-        # leaves out the scalar arithmetic no run reads and every constant
-        self.read, self.consts = _scalars_read(_ops(kernel), self.desc_types, self.scalar_types)
+        self._ops, self._read = _ops(kernel), None   # (not the kernel: a cycle through it kept its Z3 context)
+
+    def read_and_consts(self) -> tuple:
+        """(the scalars a run reads, the kernel's integer constants), found at the first run: `Sim.plan` leaves
+        out the scalar arithmetic no run reads and every constant (set once at each run's start)."""
+        if self._read is None:
+            self._read = _scalars_read(self._ops, self.desc_types, self.scalar_types)
+        return self._read
+
+    @property
+    def read(self) -> set:
+        return self.read_and_consts()[0]
+
+    @property
+    def consts(self) -> dict:
+        return self.read_and_consts()[1]
 
 
 _SCALAR_STEPS = frozenset(EVAL) | {"arith.constant", "arith.select", "tt.get_program_id", "tt.get_num_programs"}
