@@ -263,7 +263,7 @@ def _scalars_read(ops, desc_types, scalar_types) -> tuple:
     does not model), less TMA coordinates and what feeds only tensors and pointers (addresses), and what the
     scalar arithmetic reaching those computes them from. The rest (a GEMM's tile offsets and swizzle) no run
     needs, and its steps were a third of blackwell_gemm's; constants were a fifth, stepped at every iteration."""
-    defs, roots, consts, data = {}, [], {}, {}
+    defs, roots, consts = {}, [], {}
     for op in ops:
         name, results = op.name, list(op.results)
         if name in _SCALAR_STEPS and results and all(_is_scalar(r, scalar_types) for r in results):
@@ -274,12 +274,10 @@ def _scalars_read(ops, desc_types, scalar_types) -> tuple:
             else:
                 defs.update((r, op) for r in results)
             continue
-        operands = list(op.operands)
-        if results and name not in ACCESS and name not in BARRIER_OPS and all(_is_data(r, data) for r in results) \
-                and not len(op.regions) and not any(_is_desc(v, desc_types) for v in operands):
+        if not _stepped(op, name, results, desc_types, scalar_types):
             continue                     # tensor arithmetic, global memory: no run steps through it
         coords = name in _TMA_COORDS
-        roots += [v for v in operands if not (coords and _is_scalar(v, scalar_types) and str(v.type) != "i1")]
+        roots += [v for v in op.operands if not (coords and _is_scalar(v, scalar_types) and str(v.type) != "i1")]
     read, todo = set(), roots
     while todo:
         v = todo.pop()
@@ -289,6 +287,14 @@ def _scalars_read(ops, desc_types, scalar_types) -> tuple:
             if op is not None:
                 todo += list(op.operands)
     return read, {v: c for v, c in consts.items() if v in read}
+
+
+def _stepped(op, name, results, desc_types, scalar_types) -> bool:
+    """Does a run step through `op` (`Sim.plan`)? Control flow, terminators, accesses, barriers, descriptors and
+    integer scalars; not tensor arithmetic nor other values (it neither decides control flow nor touches memory)."""
+    return not results or name in ACCESS or name in BARRIER_OPS or bool(len(op.regions)) \
+        or any(_is_scalar(r, scalar_types) or _is_desc(r, desc_types) for r in results) \
+        or any(_is_desc(v, desc_types) for v in op.operands)
 
 
 def _static(kernel, path) -> _Static:
@@ -596,9 +602,7 @@ class Sim(Bindings):
             name, results = op.name, list(op.results)   # (each read through the bindings makes a new object)
             if name == "arith.constant" or name in _SCALAR_STEPS and not any(r in read for r in results):
                 continue                 # set at the run's start, or read by no run (`_scalars_read`)
-            if not results or name in ACCESS or name in BARRIER_OPS or len(op.regions) \
-                    or any(_is_scalar(r, scalars) or _is_desc(r, descs) for r in results) \
-                    or any(_is_desc(v, descs) for v in op.operands):
+            if _stepped(op, name, results, descs, scalars):
                 fast = _fast_step(op, name, descs)
                 step = _no_step if fast is not None else self._index_step(op) if name == "ttg.memdesc_index" \
                     else _step_of(name)
