@@ -276,8 +276,7 @@ def _scalars_read(ops, desc_types, scalar_types) -> tuple:
             continue
         if not _stepped(op, name, results, desc_types, scalar_types):
             continue                     # tensor arithmetic, global memory: no run steps through it
-        coords = name in _TMA_COORDS
-        roots += [v for v in op.operands if not (coords and _is_scalar(v, scalar_types) and str(v.type) != "i1")]
+        roots += [v for v in op.operands if not (_is_scalar(v, scalar_types) and _tma_coordinate(name, v))]
     read, todo = set(), roots
     while todo:
         v = todo.pop()
@@ -1454,8 +1453,9 @@ def _signals(kernel) -> list:
     """The ops of the kernel that arrive on an mbarrier (`SIGNALS`, and `MMAS` with an mbarrier operand)."""
     cache = kernel.__dict__.setdefault("_p7_signals", [])
     if not cache:
+        seen = {}
         cache.append([op for op in _ops(kernel) if op.name in SIGNALS or (
-            op.name in MMAS and any("xi64" in str(v.type) for v in op.operands))])
+            op.name in MMAS and any(_is_barrier_type(v, seen) for v in op.operands))])
     return cache[0]
 
 
@@ -1845,6 +1845,12 @@ _TMA_COORDS = {"ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local
                "ttng.async_tma_reduce", "ttng.async_tma_gather", "ttng.async_tma_scatter"}
 
 
+def _tma_coordinate(name, v) -> bool:
+    """Is the integer operand `v` of an op named `name` a TMA copy's coordinate (an address: no run reads it)?
+    A copy's i1 operand is its predicate, which a run reads."""
+    return name in _TMA_COORDS and str(v.type) != "i1"
+
+
 def program_dependent(kernel) -> bool:
     """Does `tt.get_program_id` or `tt.get_num_programs` reach anything a run reads, through scalar arithmetic,
     other than addresses? A non-persistent GEMM's program id only offsets its TMA coordinates: as program 1 of 2
@@ -1868,7 +1874,7 @@ def program_dependent(kernel) -> bool:
                 inside = [a for a in ttg.partition_args(user, use.operand_number) if a not in seen]
                 todo += inside
                 seen.update(inside)
-            elif user.name in _TMA_COORDS and str(v.type) != "i1":
+            elif _tma_coordinate(user.name, v):
                 continue
             elif results and not len(user.regions) and user.name not in ACCESS and user.name not in BARRIER_OPS \
                     and all(_is_data(r, data) for r in results):
