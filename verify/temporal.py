@@ -47,6 +47,7 @@ condition for (`_directed`).
 """
 from __future__ import annotations
 
+import copy
 import os
 import re
 from collections import deque
@@ -255,6 +256,7 @@ class _Static:
 
 
 _SCALAR_STEPS = frozenset(EVAL) | {"arith.constant", "arith.select", "tt.get_program_id", "tt.get_num_programs"}
+_KEY_STEPS = _SCALAR_STEPS - {"arith.constant"}
 
 
 def _scalars_read(ops, desc_types, scalar_types) -> tuple:
@@ -286,6 +288,61 @@ def _scalars_read(ops, desc_types, scalar_types) -> tuple:
             if op is not None:
                 todo += list(op.operands)
     return read, {v: c for v, c in consts.items() if v in read}
+
+
+def _key_plan(kernel, s) -> tuple:
+    """(steps computing, from a run's arguments and program, what it takes from them; those values): what a run
+    reads of its arguments (`Sim.key`). Scalar arithmetic is pure, so where it runs once (the function's entry
+    block, and the entry blocks of the warp_specialize regions there, whose arguments are the values captured)
+    it can be computed ahead; the values it derives from an argument that anything else uses (a loop bound, a
+    branch, an op inside a loop, the argument itself used there) are all a run takes from its arguments."""
+    cache = kernel.__dict__.setdefault("_p7_key_plan", [])
+    if cache:
+        return cache[0]
+    read = s.read
+    dep, once, steps = set(_int_args(kernel)), set(), []
+    todo = [kernel.func.regions[0].blocks[0]]
+    while todo:
+        for op in todo.pop(0).operations:
+            op = _op(op)
+            name, results = op.name, list(op.results)
+            if name in _KEY_STEPS and results and all(_is_scalar(r, s.scalar_types) for r in results) and \
+                    (not len(op.operands) or any(v in dep for v in op.operands)):
+                dep.update(results)
+                once.add(op)
+                if any(r in read for r in results):
+                    steps.append(_fast_step(op, name, s.desc_types))
+            elif name == ttg.WS:
+                parts = ttg.partitions_op(op)
+                todo.append(op.regions[0].blocks[0])
+                if parts is not None:
+                    once.add(parts)
+                    pairs = [(c, ttg.partition_args(parts, k)) for k, c in enumerate(ttg.captures(op)) if c in dep]
+                    for _, args in pairs:
+                        dep.update(args)
+                    steps.append(_capture_step(pairs))
+                    todo += [region.blocks[0] for region in parts.regions]
+    inputs = [v for v in dep if v in read and any(_reads(_op(u.owner), v, s) for u in v.uses if _op(u.owner) not in once)]
+    cache.append((steps, inputs))
+    return cache[0]
+
+
+def _reads(op, v, s) -> bool:
+    """Does a run read operand `v` of `op` (`_scalars_read`'s test): scalar arithmetic whose result it reads, or
+    an op it steps through, where `v` is not a TMA coordinate (not tensor arithmetic: a splat of an argument)?"""
+    results = list(op.results)
+    if op.name in _SCALAR_STEPS and results and all(_is_scalar(r, s.scalar_types) for r in results):
+        return any(r in s.read for r in results)
+    return _stepped(op, op.name, results, s.desc_types, s.scalar_types) and not \
+        (_is_scalar(v, s.scalar_types) and _tma_coordinate(op.name, v))
+
+
+def _capture_step(pairs):
+    def capture(env):   # a partition's arguments are the values captured (`Sim._ws`)
+        for c, args in pairs:
+            if c in env:
+                env.update(dict.fromkeys(args, env[c]))
+    return capture
 
 
 def _stepped(op, name, results, desc_types, scalar_types) -> bool:
@@ -501,6 +558,30 @@ class Sim(Bindings):
             args = ", ".join(f"{name} = {v}" for name, v in zip(names, self.arg_value))
             return f"({args or 'none'} as program {pid} of {n})"
         return f"{self.arg_value}" + (f" as program {pid} of {n}" if self.program != (0, 1) else "")
+
+    def key(self):
+        """What this run takes from its arguments and program (`_key_plan`): two runs of one key step through the
+        same ops with the same values, so one stands for both (a GEMM's arguments 1 to 7 are one K block and one
+        tile: the same run six times). None for a mixed run."""
+        if isinstance(self.arg_value, tuple) or isinstance(self.program[0], tuple):
+            return None
+        steps, inputs = _key_plan(self.k, self.s)
+        env = dict.fromkeys(_int_args(self.k), self.arg_value)
+        env.update(self.s.consts)
+        pid, n = self.program
+        env[PROGRAM], env[PROGRAMS] = (pid,) * 3, (n,) * 3
+        for step in steps:
+            step(env)
+        if not all(v in env for v in inputs):
+            return None                 # a value it takes from its arguments is not computed ahead: no twin
+        return self.program, tuple(env[v] for v in inputs)
+
+    def stand_in(self, value):
+        """This completed run as the run of `value`, whose key is the same: its verdict counts and names the
+        run of `value` as it would have run."""
+        twin = copy.copy(self)
+        twin.arg_value = value
+        return twin
 
     # -- scheduler
     def run(self):
@@ -1590,6 +1671,7 @@ def _p7(kernel, path, runs, made) -> list:
     if not aliased:   # nothing shares bytes: no pair to order, no verdict, so no run (they cost up to ~1 s)
         return []
     sims, stopped, shrunk, hung, skipped = [], None, [], [], []
+    ran = {}                         # key -> the completed run of that key (`Sim.key`)
     for value in runs or RUNS:
         # a value at or above one whose run used up the budget would use it up too (the arguments drive
         # the loops): go straight to its smaller values instead of spending a whole budget on each
@@ -1598,6 +1680,10 @@ def _p7(kernel, path, runs, made) -> list:
             value //= 4
         while True:
             sim = Sim(kernel, value, path, budget)
+            key = sim.key()
+            if key in ran:
+                sim = ran[key].stand_in(value)
+                break
             made.append(sim)
             try:
                 sim.run()
@@ -1617,6 +1703,8 @@ def _p7(kernel, path, runs, made) -> list:
             break
         if sim is not None and all(s.arg_value != value for s in sims):
             sims.append(sim)
+            if key is not None:
+                ran.setdefault(key, sim)
     if stopped is None and not sims and hung:
         stopped = hung[0]
     smallest = min((s.arg_value for s in sims), default=None)          # of the runs that completed
@@ -1757,13 +1845,19 @@ def _program_runs(kernel, path, budget, made, values, program_of):
     the deadlocks at or above a value that completed or at every value (the kernel hanging where it should run),
     those below every value that completed (outside the kernel's domain, as for program 0: a persistent
     kernel's grid has no second program for one tile)); deadlocks as (value, why, run)."""
-    done, hung = [], []
+    done, hung, ran = [], [], {}
     for value in values:
         sim = Sim(kernel, value, path, budget, program_of(value))
+        key = sim.key()
+        if key in ran:
+            done.append(ran[key].stand_in(value))
+            continue
         made.append(sim)
         end = _outcome(sim)
         if end is None:
             done.append(sim)
+            if key is not None:
+                ran[key] = sim
         elif isinstance(end, Deadlock):
             hung.append((value, str(end), sim))
         else:   # its budget (program 0 of 1 completed in it) or a value it cannot compute: as any run's

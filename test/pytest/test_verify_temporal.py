@@ -269,6 +269,55 @@ def test_runs_compute_what_they_read_not_tile_coordinates(gemm_ttgir):
         assert coordinates and not any(r in read for r in coordinates)
 
 
+def _outcome(k, value, program):
+    """What a run of `value` as `program` did, in full: how it ended, its steps, the ops it ran, the pairs it
+    ordered and the races it found."""
+    sim = temporal.Sim(k, value, "k.ttgir", program=program)
+    end = temporal._outcome(sim)
+    return (type(end).__name__, str(end), sim.steps, frozenset(sim.ran), sim.checked, sim.own, sim.tenants,
+            sorted((v.first.op.name, v.second.op.name, v.lo, v.hi, v.why) for v in sim.violations))
+
+
+@pytest.mark.parametrize("kernel,bug", [("ring_block_slot", "none"), ("ring_block_slot", "drop_wgmma_wait"),
+                                        ("ring_last_slot", "none"), ("s_p_ws", "none")])
+def test_runs_of_one_key_are_one_run(kernel, bug):
+    """`Sim.key` is what a run takes from its arguments: two values of one key run the same ops with the same
+    values (each run here in full and compared), which is why P7 runs one of them. A kernel whose block count is
+    cdiv(K, 64) gives 7, 6, 5, 3, 2 and 1 one key; one whose loop bound is K itself keeps them apart."""
+    loaded = load_triton(_seeded(kernel, bug), "k.ttgir")
+    with loaded.context:
+        k = model.build(loaded.module, loaded.aliases, "k.ttgir")[0]
+        groups = {}
+        for program in ((0, 1), temporal.PROGRAM_RUN):
+            for value in temporal.RUNS:
+                groups.setdefault(temporal.Sim(k, value, "k.ttgir", program=program).key(), []).append(
+                    (value, program))
+        shared = [g for g in groups.values() if len(g) > 1]
+        for group in shared:
+            first = _outcome(k, *group[0])
+            for value, program in group[1:]:
+                assert _outcome(k, value, program) == first, (group[0], value, program)
+    small = {(v, (0, 1)) for v in (7, 6, 5, 3, 2, 1)}
+    if kernel == "ring_block_slot":
+        assert any(small <= set(g) for g in shared), shared
+    elif kernel == "ring_last_slot":
+        assert not any(len(small & set(g)) > 1 for g in shared), shared
+
+
+@pytest.mark.parametrize("kernel,bug", [("ring_block_slot", "none"), ("ring_block_slot", "drop_wgmma_wait"),
+                                        ("ring_block_slot", "wait_slot_0")])
+def test_a_verdict_is_the_same_with_one_run_per_key(kernel, bug, monkeypatch):
+    """P7 with one run per key gives the verdict of every run: the run of 7 stands for 6, 5, 3, 2 and 1 in the
+    counts, the arguments named and the races reported (and a run that hangs is not stood for)."""
+    text = _seeded(kernel, bug)
+    once = _p7_on_runs(text, temporal.RUNS)
+    monkeypatch.setattr(temporal.Sim, "key", lambda self: None)
+    every = _p7_on_runs(text, temporal.RUNS)
+    assert [v.as_dict() for v in once] == [v.as_dict() for v in every]
+    if bug == "none":
+        assert "integer arguments = 256, 384, 192, 128, 7, 6, 5, 3, 2, 1" in every[0].check, every[0]
+
+
 @pytest.mark.parametrize("op,nth,first", [
     ("ttng.warp_group_dot_wait", -1, "ttng.warp_group_dot"),                    # the epilogue's wait(0)
     ("ttng.async_tma_store_wait", 0, "ttng.async_tma_copy_local_to_global"),    # store_wait before the reloads
