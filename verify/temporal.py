@@ -925,8 +925,11 @@ class Sim(Bindings):
         self.events.append((th.name, a))
         self.tenants.setdefault(f.alloc.name, {})[f.tenant] = f.label
         front = self.frontier.setdefault(f.alloc.name, {})
+        key = (f.tenant, f.lo, f.hi, f.box)   # slices of one view apart: a clobbered read asks which they rewrote
+        mine = front.get(key, [])
         reads_buffer = not write and f.exact and _declared(f)
         overwritten = None               # writes through other declared buffers this read is ordered after
+        vc = th.vc
         for (tenant, lo, hi, _), olds in front.items():
             if hi <= f.lo or f.hi <= lo:
                 continue
@@ -938,16 +941,20 @@ class Sim(Bindings):
                     continue
                 counts = self.own if same else self.checked
                 counts[f.alloc.name] = counts.get(f.alloc.name, 0) + 1
-                why = self.unordered(old, a)
+                end = old.end            # `hb`'s usual answer, without the call: this thread saw it complete
+                why = "" if end is not None and vc.get(end[0], 0) >= end[1] else self.unordered(old, a)
                 if why:
                     self.report(old, a, max(lo, f.lo), min(hi, f.hi), why)
                 elif reads_buffer and not same and old.foot.exact and _declared(old.foot):
                     overwritten = (overwritten or []) + [old]   # (rare: no list per access otherwise)
         for old in overwritten or ():
-            self._clobbered(front, old, a)
-        key = (f.tenant, f.lo, f.hi, f.box)   # slices of one view apart: a clobbered read asks which they rewrote
-        keep = [o for o in front.get(key, []) if not (self.hb(o, a) and (write or not o.write))]
-        front[key] = keep + [a]
+            # its own bytes written again since, whole (a ring slot's next load): not clobbered (`_clobbered`'s
+            # first answer, without its walk of every access kept)
+            if not any(w.write and w.uid > old.uid and w.foot.exact for w in mine):
+                self._clobbered(front, old, a)
+        keep = [o for o in mine if not (self.hb(o, a) and (write or not o.write))]
+        keep.append(a)
+        front[key] = keep
         return a
 
     def _clobbered(self, front, old: Access, a: Access):
