@@ -95,10 +95,18 @@ class Query:
         self.lemmas = {}
 
     def lo(self, view, var):
-        """Start of buffer `var` of `view` (memoized: building Z3 terms costs more than solving here)."""
+        """Start of buffer `var` of `view`, for checks that constrain var to [0, num) (P1-P4 all do): there a
+        declared layout whose slots are a progression is that linear term, as in `phys`, not the mixed-radix
+        formula's floor division and modulo, which the solver branches on (memoized: building Z3 terms costs
+        more than solving here)."""
         key = (id(view), var.get_id())
         if key not in self._lo:
-            t = view.lo(var)
+            affine = view.tlx.affine() if view.tlx and view.exact and view.pitch is None else None
+            if affine is None:
+                t = view.lo(var)
+            else:
+                unit = view.md.buffer_units
+                t = add(view.offset + affine[1] * unit, mul(var, affine[0] * unit))
             self._lo[key] = t if z3.is_expr(t) else num(t, self.enc.ctx)
         return self._lo[key]
 
@@ -317,7 +325,7 @@ def p1_inside(kernel, alloc, q: Query) -> list:
             site = sub.site
             of = "its buffer"
             if site.top and site.view is v:   # which buffer, and where that puts the view in the allocation
-                base = q.lo(v, site.index)
+                base = v.lo(site.index)   # (the formula itself: the IR's index may be out of range here)
                 res, out = q.find(*escape, _or(base + rel < 0, base + rel + sub.extent > alloc.size))
                 m = out if res == "sat" else m   # an index at which it leaves the allocation, if there is one
                 idx, base = _ev(m, site.index), _ev(m, base)

@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 import synth
 from tlx_alias import targets
-from tlx_alias.verify import prove_module
-from tlx_alias.verify.props import NA, PROVEN, VIOLATION
+import z3
+
+from tlx_alias.verify import model, prove_module
+from tlx_alias.verify.props import NA, PROVEN, VIOLATION, Query
 from tlx_alias.verify.model import ReuseTree
 from tlx_alias.verify.source import load_generic
 
@@ -73,6 +75,26 @@ def test_safe_layouts_are_proven(lay):
     r = prove(lay)
     assert r.ok and not r.unknowns, r.text()
     assert all(v.status in (PROVEN, NA) for v in r.verdicts)
+
+
+@SETTINGS
+@given(layouts())
+def test_a_buffers_start_in_the_checks_is_the_declared_layouts(lay):
+    """`Query.lo`, buffer i's start in the P1-P4 checks (each constrains i to [0, num)), equals the declared
+    formula at every such i, and is linear (no floor division or modulo to branch on) where the layout's slots
+    are a progression, as most rings' are."""
+    loaded = load_generic(synth.module_text(lay), "k.py")
+    with loaded.context:
+        (k,) = model.build(loaded.module, loaded.aliases, "k.py")
+        q, ctx = Query(k.enc), k.enc.ctx
+        views = [v for a in k.allocs for v in a.views if v.tlx]
+        assert views
+        for v in views:
+            start = q.lo(v, q.i)
+            at = [z3.simplify(z3.substitute(start, (q.i, z3.IntVal(i, ctx)))).as_long() for i in range(v.num)]
+            assert at == [v.lo(i) for i in range(v.num)], v.name
+            if v.tlx.affine() is not None:
+                assert not any(op in start.sexpr() for op in ("div", "mod")), start
 
 
 @SETTINGS
