@@ -240,8 +240,9 @@ class _Static:
         self._ops, self._read = _ops(kernel), None   # (not the kernel: a cycle through it kept its Z3 context)
 
     def read_and_consts(self) -> tuple:
-        """(the scalars a run reads, the kernel's integer constants), found at the first run: `Sim.plan` leaves
-        out the scalar arithmetic no run reads and every constant (set once at each run's start)."""
+        """(the scalars a run reads, the kernel's integer constants, who reads each), found at the first run:
+        `Sim.plan` leaves out the scalar arithmetic no run reads and every constant (set once at each run's
+        start)."""
         if self._read is None:
             self._read = _scalars_read(self._ops, self.desc_types, self.scalar_types)
         return self._read
@@ -254,18 +255,23 @@ class _Static:
     def consts(self) -> dict:
         return self.read_and_consts()[1]
 
+    @property
+    def readers(self) -> dict:
+        return self.read_and_consts()[2]
+
 
 _SCALAR_STEPS = frozenset(EVAL) | {"arith.constant", "arith.select", "tt.get_program_id", "tt.get_num_programs"}
 _KEY_STEPS = _SCALAR_STEPS - {"arith.constant"}
 
 
 def _scalars_read(ops, desc_types, scalar_types) -> tuple:
-    """(the scalar values some run may read, {constant: its value}). A run reads the operands of every op it
-    steps through but scalar arithmetic (control flow, descriptors, barriers, accesses, terminators, what it
-    does not model), less TMA coordinates and what feeds only tensors and pointers (addresses), and what the
-    scalar arithmetic reaching those computes them from. The rest (a GEMM's tile offsets and swizzle) no run
-    needs, and its steps were a third of blackwell_gemm's; constants were a fifth, stepped at every iteration."""
-    defs, roots, consts = {}, [], {}
+    """(the scalar values some run may read, {constant: its value}, {value: the ops a run reads it for}). A run
+    reads the operands of every op it steps through but scalar arithmetic (control flow, descriptors, barriers,
+    accesses, terminators, what it does not model), less TMA coordinates and what feeds only tensors and
+    pointers (addresses), and what the scalar arithmetic reaching those computes them from. The rest (a GEMM's
+    tile offsets and swizzle) no run needs, and its steps were a third of blackwell_gemm's; constants were a
+    fifth, stepped at every iteration."""
+    defs, roots, consts, readers = {}, [], {}, {}
     for op in ops:
         name, results = op.name, list(op.results)
         if name in _SCALAR_STEPS and results and all(_is_scalar(r, scalar_types) for r in results):
@@ -278,16 +284,23 @@ def _scalars_read(ops, desc_types, scalar_types) -> tuple:
             continue
         if not _stepped(op, name, results, desc_types, scalar_types):
             continue                     # tensor arithmetic, global memory: no run steps through it
-        roots += [v for v in op.operands if not (_is_scalar(v, scalar_types) and _tma_coordinate(name, v))]
-    read, todo = set(), roots
+        for v in op.operands:
+            if not (_is_scalar(v, scalar_types) and _tma_coordinate(name, v)):
+                roots.append(v)
+                readers.setdefault(v, []).append(op)
+    read, todo, computed = set(), roots, set()
     while todo:
         v = todo.pop()
         if v not in read:
             read.add(v)
             op = defs.get(v)
-            if op is not None:
-                todo += list(op.operands)
-    return read, {v: c for v, c in consts.items() if v in read}
+            if op is not None and op not in computed:
+                computed.add(op)
+                operands = list(op.operands)
+                for w in operands:
+                    readers.setdefault(w, []).append(op)
+                todo += operands
+    return read, {v: c for v, c in consts.items() if v in read}, readers
 
 
 def _key_plan(kernel, s) -> tuple:
@@ -316,25 +329,16 @@ def _key_plan(kernel, s) -> tuple:
                 parts = ttg.partitions_op(op)
                 todo.append(op.regions[0].blocks[0])
                 if parts is not None:
-                    once.add(parts)
+                    once.update((op, parts))   # (whichever of the two holds the captures: followed below)
                     pairs = [(c, ttg.partition_args(parts, k)) for k, c in enumerate(ttg.captures(op)) if c in dep]
                     for _, args in pairs:
                         dep.update(args)
                     steps.append(_capture_step(pairs))
                     todo += [region.blocks[0] for region in parts.regions]
-    inputs = [v for v in dep if v in read and any(_reads(_op(u.owner), v, s) for u in v.uses if _op(u.owner) not in once)]
+    readers = s.readers   # (a splat of an argument, a TMA coordinate: no run reads it)
+    inputs = [v for v in dep if any(op not in once for op in readers.get(v, ()))]
     cache.append((steps, inputs))
     return cache[0]
-
-
-def _reads(op, v, s) -> bool:
-    """Does a run read operand `v` of `op` (`_scalars_read`'s test): scalar arithmetic whose result it reads, or
-    an op it steps through, where `v` is not a TMA coordinate (not tensor arithmetic: a splat of an argument)?"""
-    results = list(op.results)
-    if op.name in _SCALAR_STEPS and results and all(_is_scalar(r, s.scalar_types) for r in results):
-        return any(r in s.read for r in results)
-    return _stepped(op, op.name, results, s.desc_types, s.scalar_types) and not \
-        (_is_scalar(v, s.scalar_types) and _tma_coordinate(op.name, v))
 
 
 def _capture_step(pairs):
