@@ -261,7 +261,12 @@ class _Static:
 
 
 _SCALAR_STEPS = frozenset(EVAL) | {"arith.constant", "arith.select", "tt.get_program_id", "tt.get_num_programs"}
-_KEY_STEPS = _SCALAR_STEPS - {"arith.constant"}
+
+
+def _scalar_op(name, results, scalar_types) -> bool:
+    """Is this op pure integer arithmetic (a constant, a program id, `EVAL`'s ops, a select of integers): a
+    function of its operands alone, which a run computes into `env`? `scalar_types`: answers by type."""
+    return name in _SCALAR_STEPS and bool(results) and all(_is_scalar(r, scalar_types) for r in results)
 
 
 def _scalars_read(ops, desc_types, scalar_types) -> tuple:
@@ -274,7 +279,7 @@ def _scalars_read(ops, desc_types, scalar_types) -> tuple:
     defs, roots, consts, readers = {}, [], {}, {}
     for op in ops:
         name, results = op.name, list(op.results)
-        if name in _SCALAR_STEPS and results and all(_is_scalar(r, scalar_types) for r in results):
+        if _scalar_op(name, results, scalar_types):
             if name == "arith.constant":
                 value = constant_value(op)
                 if value is not None:
@@ -319,7 +324,7 @@ def _key_plan(kernel, s) -> tuple:
         for op in todo.pop(0).operations:
             op = _op(op)
             name, results = op.name, list(op.results)
-            if name in _KEY_STEPS and results and all(_is_scalar(r, s.scalar_types) for r in results) and \
+            if name != "arith.constant" and _scalar_op(name, results, s.scalar_types) and \
                     (not len(op.operands) or any(v in dep for v in op.operands)):
                 dep.update(results)
                 once.add(op)
@@ -570,10 +575,7 @@ class Sim(Bindings):
         if isinstance(self.arg_value, tuple) or isinstance(self.program[0], tuple):
             return None
         steps, inputs = _key_plan(self.k, self.s)
-        env = dict.fromkeys(_int_args(self.k), self.arg_value)
-        env.update(self.s.consts)
-        pid, n = self.program
-        env[PROGRAM], env[PROGRAMS] = (pid,) * 3, (n,) * 3
+        env = self._start()
         for step in steps:
             step(env)
         if not all(v in env for v in inputs):
@@ -588,16 +590,21 @@ class Sim(Bindings):
         return twin
 
     # -- scheduler
-    def run(self):
-        func = self.k.func
-        body = func.regions[0].blocks[0]
+    def _start(self) -> dict:
+        """What a run starts from (`run`, `key`): the kernel's constants, its integer arguments, the program and
+        the grid's size."""
         mixed = isinstance(self.arg_value, tuple)   # a mixed run: a value per argument the kernel reads, the rest 256
         values = dict(zip(_int_args(self.k, used=True), self.arg_value)) if mixed else {}
-        self.env.update(self.s.consts)
+        env = dict(self.s.consts)
         for a in _int_args(self.k):
-            self.env[a] = values.get(a, MIXED[0]) if mixed else self.arg_value
+            env[a] = values.get(a, MIXED[0]) if mixed else self.arg_value
         pid, n = self.program
-        self.env[PROGRAM], self.env[PROGRAMS] = (pid, n) if isinstance(pid, tuple) else ((pid,) * 3, (n,) * 3)
+        env[PROGRAM], env[PROGRAMS] = (pid, n) if isinstance(pid, tuple) else ((pid,) * 3, (n,) * 3)
+        return env
+
+    def run(self):
+        body = self.k.func.regions[0].blocks[0]
+        self.env.update(self._start())
         main = Thread("t0", "default")
         self.spawn(main, self.blocks(main, body))
         self.schedule()
@@ -1943,9 +1950,8 @@ def _mixed(kernel, path, budget, made, sims) -> str:
     return f"; not counted: {', '.join(left)}" if left else ""
 
 
-# Ops through which the program id reaches nothing a run reads: their results are data or addresses (tensors,
-# pointers), and TMA copies read their integer operands as coordinates (an i1 operand, the predicate, counts).
-_SCALAR_ARITH = frozenset(EVAL) | {"arith.select"}
+# TMA copies read their integer operands as coordinates (addresses: the program id reaches nothing a run reads
+# through them); an i1 operand, the predicate, counts.
 _TMA_COORDS = {"ttng.async_tma_copy_global_to_local", "ttng.async_tma_copy_local_to_global",
                "ttng.async_tma_reduce", "ttng.async_tma_gather", "ttng.async_tma_scatter"}
 
@@ -1966,13 +1972,13 @@ def program_dependent(kernel) -> bool:
     if cache:
         return cache[0]
     todo = [r for op in _ops(kernel) if op.name in ("tt.get_program_id", "tt.get_num_programs") for r in op.results]
-    seen, dependent, data = set(), False, {}
+    seen, dependent, data, scalars = set(), False, {}, {}
     while todo and not dependent:
         v = todo.pop()
         for use in v.uses:
             user = _op(use.owner)
             results = list(user.results)
-            if user.name in _SCALAR_ARITH and all(str(r.type) in _SCALAR for r in results):
+            if _scalar_op(user.name, results, scalars):   # (an op with an operand: no constant, no program id)
                 todo += [r for r in results if r not in seen]
                 seen.update(results)
             elif user.name in (ttg.WS, ttg.WS_PARTITIONS):   # a capture: what it is inside each partition
