@@ -240,9 +240,10 @@ class _Static:
         self._ops, self._read = _ops(kernel), None   # (not the kernel: a cycle through it kept its Z3 context)
 
     def read_and_consts(self) -> tuple:
-        """(the scalars a run reads, the kernel's integer constants, who reads each), found at the first run:
-        `Sim.plan` leaves out the scalar arithmetic no run reads and every constant (set once at each run's
-        start)."""
+        """(the scalars a run reads, the kernel's integer constants, who reads each, {op: (name, results, stepped)}),
+        found at the first run: `Sim.plan` leaves out the scalar arithmetic no run reads and every constant (set
+        once at each run's start), and takes each op's name, results and whether a run steps through it from the
+        same walk."""
         if self._read is None:
             self._read = _scalars_read(self._ops, self.desc_types, self.scalar_types)
         return self._read
@@ -259,6 +260,10 @@ class _Static:
     def readers(self) -> dict:
         return self.read_and_consts()[2]
 
+    @property
+    def ops(self) -> dict:
+        return self.read_and_consts()[3]
+
 
 _SCALAR_STEPS = frozenset(EVAL) | {"arith.constant", "arith.select", "tt.get_program_id", "tt.get_num_programs"}
 
@@ -270,16 +275,18 @@ def _scalar_op(name, results, scalar_types) -> bool:
 
 
 def _scalars_read(ops, desc_types, scalar_types) -> tuple:
-    """(the scalar values some run may read, {constant: its value}, {value: the ops a run reads it for}). A run
+    """(the scalar values some run may read, {constant: its value}, {value: the ops a run reads it for}, {op: (its
+    name, its results, whether a run steps through it)}: one walk of the operands and types). A run
     reads the operands of every op it steps through but scalar arithmetic (control flow, descriptors, barriers,
     accesses, terminators, what it does not model), less TMA coordinates and what feeds only tensors and
     pointers (addresses), and what the scalar arithmetic reaching those computes them from. The rest (a GEMM's
     tile offsets and swizzle) no run needs, and its steps were a third of blackwell_gemm's; constants were a
     fifth, stepped at every iteration."""
-    defs, roots, consts, readers = {}, [], {}, {}
+    defs, roots, consts, readers, info = {}, [], {}, {}, {}
     for op in ops:
         name, results = op.name, list(op.results)
         if _scalar_op(name, results, scalar_types):
+            info[op] = (name, results, True)
             if name == "arith.constant":
                 value = constant_value(op)
                 if value is not None:
@@ -287,7 +294,8 @@ def _scalars_read(ops, desc_types, scalar_types) -> tuple:
             else:
                 defs.update((r, op) for r in results)
             continue
-        if not _stepped(op, name, results, desc_types, scalar_types):
+        stepped = info[op] = (name, results, _stepped(op, name, results, desc_types, scalar_types))
+        if not stepped[2]:
             continue                     # tensor arithmetic, global memory: no run steps through it
         for v in op.operands:
             if not (_is_scalar(v, scalar_types) and _tma_coordinate(name, v)):
@@ -305,7 +313,7 @@ def _scalars_read(ops, desc_types, scalar_types) -> tuple:
                 for w in operands:
                     readers.setdefault(w, []).append(op)
                 todo += operands
-    return read, {v: c for v, c in consts.items() if v in read}, readers
+    return read, {v: c for v, c in consts.items() if v in read}, readers, info
 
 
 def _key_plan(kernel, s) -> tuple:
@@ -317,13 +325,13 @@ def _key_plan(kernel, s) -> tuple:
     cache = kernel.__dict__.setdefault("_p7_key_plan", [])
     if cache:
         return cache[0]
-    read = s.read
+    read, info = s.read, s.ops
     dep, once, steps = set(_int_args(kernel)), set(), []
     todo = [kernel.func.regions[0].blocks[0]]
     while todo:
         for op in todo.pop(0).operations:
             op = _op(op)
-            name, results = op.name, list(op.results)
+            name, results, _ = info.get(op) or (op.name, list(op.results), None)
             if name != "arith.constant" and _scalar_op(name, results, s.scalar_types) and \
                     (not len(op.operands) or any(v in dep for v in op.operands)):
                 dep.update(results)
@@ -697,13 +705,14 @@ class Sim(Bindings):
         except KeyError:
             pass
         ops, descs, scalars = [], self.s.desc_types, self.s.scalar_types
-        read = self.s.read
+        read, info = self.s.read, self.s.ops
         for op in block.operations:
             op = _op(op)
-            name, results = op.name, list(op.results)   # (each read through the bindings makes a new object)
+            known = info.get(op)         # (each read through the bindings makes a new object: read once)
+            name, results, stepped = known or (op.name, list(op.results), None)
             if name == "arith.constant" or name in _SCALAR_STEPS and not any(r in read for r in results):
                 continue                 # set at the run's start, or read by no run (`_scalars_read`)
-            if _stepped(op, name, results, descs, scalars):
+            if stepped if known else _stepped(op, name, results, descs, scalars):
                 fast = _fast_step(op, name, descs)
                 step = _no_step if fast is not None else self._index_step(op) if name == "ttg.memdesc_index" \
                     else _step_of(name)
