@@ -615,7 +615,11 @@ class Sim(Bindings):
         self.env.update(self._start())
         main = Thread("t0", "default")
         self.spawn(main, self.blocks(main, body))
-        self.schedule()
+        try:
+            self.schedule()
+        except Deadlock:         # a hung run is reported with its trace: the rest goes
+            self._drop_state(keep_trace=True)
+            raise
         self._drop_state()
         return self
 
@@ -638,17 +642,20 @@ class Sim(Bindings):
                 args = operands[1:1 + n_true] if taken else operands[1 + n_true:]
             self._bind([self.env.get(v) for v in args], list(block.arguments))
 
-    def _drop_state(self):
-        """What a completed run no longer needs: its threads' generators and clocks, barriers, values, access
-        history and trace. Its verdict reads the ops it ran, its races (which copied their trace) and counts,
-        and who touched what; the rest, kept until the proof's end, made ten runs' worth of live objects, and
-        Python's collector ran twice as often during a proof (blackwell_gemm: 10 young collections a proof
-        -> 4.6, and a full one, 100-170 ms in a process holding Triton and torch, every 14 proofs -> every 33)."""
+    def _drop_state(self, keep_trace=False):
+        """What a finished run no longer needs: its threads' generators and clocks, barriers, values, access
+        history and (unless `keep_trace`: a hung run's verdict shows it) trace. Its verdict reads the ops it ran,
+        its races (which copied their trace) and counts, and who touched what; the rest, kept until the proof's
+        end, made ten runs' worth of live objects, and Python's collector ran twice as often during a proof
+        (blackwell_gemm: 10 young collections a proof -> 4.6, and a full one, 100-170 ms in a process holding
+        Triton and torch, every 14 proofs -> every 33)."""
         for th, gen in self.threads:
             gen.close()
             th.wgmma.clear(), th.stores.clear(), th.mmas.clear()
-        for coll in (self.threads, self.frontier, self.events, self.bars, self.env, self.seen_pairs):
+        for coll in (self.threads, self.frontier, self.bars, self.env, self.seen_pairs):
             coll.clear()
+        if not keep_trace:
+            self.events.clear()
 
     def close(self):
         """Drop what refers in cycles (accesses <-> threads, generators, clocks), once the verdicts are made."""
