@@ -3,6 +3,7 @@
 Seeded kernels: test/tools/p7_seeded.py (hand-aliased Gluon kernels, one synchronization slip per flag),
 compiled on the CPU. Mutations: the lowered IR of kernels/hopper_gemm.py with one wait weakened.
 """
+import gc
 import re
 
 import pytest
@@ -268,6 +269,38 @@ def test_runs_compute_what_they_read_not_tile_coordinates(gemm_ttgir):
         assert predicates and all(r in read for r in predicates)
         assert coordinates and not any(r in read for r in coordinates)
 
+
+def test_a_finished_run_keeps_only_what_its_verdict_reads(gemm_ttgir):
+    """P7 keeps its runs until the verdicts are made. A finished run keeps the ops it ran, its races, its counts
+    and who touched what; its threads, clocks, barriers, values and access history go when it ends
+    (`Sim._drop_state`). Kept whole, every run added its history to what the proof holds (hopper_gemm: about
+    500 objects a run), and Python's collector ran twice as often during a proof."""
+    loaded = load_triton(gemm_ttgir, "hopper_gemm.ttgir")
+    with loaded.context:
+        k = model.build(loaded.module, loaded.aliases)[0]
+        temporal.Sim(k, 256).run()          # the first run reads the IR once for every run after it
+        gc.collect()
+        gc.disable()
+        try:
+            before = len(gc.get_objects())
+            sims = [temporal.Sim(k, value, program=program).run()
+                    for value in (256, 384, 192) for program in ((0, 1), (1, 2))]
+            grown = (len(gc.get_objects()) - before) / len(sims)
+        finally:
+            gc.enable()
+    assert grown < 50, f"{grown:.0f} more live objects a finished run"
+    for sim in sims:    # what the verdict reads is still there
+        assert sim.ran and sim.checked.get("spec0") and sim.own.get("spec0") and len(sim.tenants["spec0"]) == 3
+    assert not any(sim.violations for sim in sims)
+
+
+def test_a_hung_run_keeps_the_trace_its_verdict_shows():
+    """A run that deadlocks drops its state as a finished one does, but its verdict shows the last events before
+    the hang: those stay."""
+    hanging = _seeded("s_p_ws", "none").replace("ttng.arrive_barrier %p_ready, 2,", "ttng.arrive_barrier %p_ready, 1,")
+    (verdict,) = _p7_on_runs(hanging, (7,))
+    assert "deadlocks" in verdict.detail, verdict
+    assert len(verdict.data["trace"]) > 5 and any("wait" in line for line in verdict.data["trace"]), verdict.data
 
 def _outcome(k, value, program):
     """What a run of `value` as `program` did, in full: how it ended, its steps, the ops it ran, the pairs it
