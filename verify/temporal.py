@@ -648,7 +648,7 @@ class Sim(Bindings):
         its races (which copied their trace) and counts, and who touched what; the rest, kept until the proof's
         end, made ten runs' worth of live objects, and Python's collector ran twice as often during a proof
         (blackwell_gemm: 10 young collections a proof -> 4.6, and a full one, 100-170 ms in a process holding
-        Triton and torch, every 14 proofs -> every 33)."""
+        Triton and torch, 3 in 40 proofs -> 1)."""
         for th, gen in self.threads:
             gen.close()
             th.wgmma.clear(), th.stores.clear(), th.mmas.clear()
