@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 
 from tlx_alias import layout, targets, ttg
 from tlx_alias.memdesc import TMEM, with_leading
-from tlx_alias._mlir import ir, to_attr
+from tlx_alias._mlir import ir, terminator, to_attr
 
 from ._ir import (ModulePass, PassContext, display_name, fail, int_attr, ints_attr, memdesc_of, set_int, set_str,
                   src_of, str_attr)
@@ -218,7 +218,7 @@ def _holder(value):
 
 
 def _yield_of(block):
-    return list(block.operations)[-1]
+    return terminator(block)
 
 
 def _sources(value):

@@ -45,6 +45,18 @@ def new_context():
     return ctx
 
 
+def terminator(block):
+    """The last op of `block` (its terminator) as an Operation, None for an empty block. `list(block.operations)`
+    wraps every op of the block in a Python object first: 20-370 us for a block of a GEMM's lowered IR, where the
+    index wraps one op (2-3 us)."""
+    ops = block.operations
+    n = len(ops)
+    if not n:
+        return None
+    op = ops[n - 1]
+    return getattr(op, "operation", op)
+
+
 def per_type(seen: dict, t, compute):
     """`compute(str(t))`, remembered in `seen` by the type object: printing a type costs more than hashing it.
     Keep `seen` no longer than the IR it serves (a type keeps its context alive); bindings whose types are not

@@ -23,7 +23,7 @@ RLIMIT_PROPERTY = 20_000_000     # per check; more than this is reported "cannot
 RLIMIT_KERNEL = 60_000_000       # all property checks of one kernel together (~15 s on a 2-core CI machine)
 
 from tlx_alias import ttg
-from tlx_alias._mlir import ir
+from tlx_alias._mlir import ir, terminator
 from tlx_alias.textin import read_by_triton
 
 
@@ -215,7 +215,7 @@ def _has_cycle(succs: dict) -> bool:
 
 def _terminator(region):
     """The last op of a region's first block (scf.yield / scf.condition)."""
-    return getattr(list(region.blocks[0].operations)[-1], "operation", list(region.blocks[0].operations)[-1])
+    return terminator(region.blocks[0])
 
 
 # Integer operands that feed no property: the phase operand of an mbarrier wait (operand 1). The phases of the
@@ -690,7 +690,7 @@ class Encoder:
             forwarded = list(_terminator(loop.regions[0]).operands)[1:]
         else:
             args, inits = list(body.arguments)[1:], list(loop.operands)[3:]
-            yields = list(body.operations)[-1].operands
+            yields = terminator(body).operands
         _, src = loc_info(loop.location, self.path)
         line = src.rsplit(":", 1)[-1] if src else "?"
         carried = []
@@ -891,7 +891,7 @@ class Encoder:
             if op.name == "scf.if":
                 for region in op.regions:
                     for blk in region.blocks:
-                        for y in list(blk.operations)[-1].operands:
+                        for y in terminator(blk).operands:
                             out |= self._constants_under(y, body, depth + 1)
         return out
 
@@ -955,8 +955,8 @@ class Encoder:
 
     def _if_result(self, op, k, is_bool):
         cond = self.val(op.operands[0])
-        then_y = list(op.regions[0].blocks[0].operations)[-1].operands[k]
-        else_y = list(op.regions[1].blocks[0].operations)[-1].operands[k] if len(op.regions[1].blocks) else None
+        then_y = terminator(op.regions[0].blocks[0]).operands[k]
+        else_y = terminator(op.regions[1].blocks[0]).operands[k] if len(op.regions[1].blocks) else None
         a, b = self.val(then_y), self.val(else_y) if else_y is not None else None
         if cond is None or a is None or b is None:
             return self._opaque(op.results[k], "scf.if result", is_bool)
@@ -1000,8 +1000,7 @@ class Encoder:
             blocks = list(block.region.blocks)
             preds, succs = {}, {}
             for i, b in enumerate(blocks):
-                ops = list(b.operations)
-                term = getattr(ops[-1], "operation", ops[-1]) if ops else None
+                term = terminator(b)
                 if term is None or term.name not in ("cf.br", "cf.cond_br"):
                     continue
                 for k, succ in enumerate(term.successors):

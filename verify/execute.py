@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tlx_alias import ttg
+from tlx_alias._mlir import terminator
 
 from .encode import _attr_int, loc_info
 
@@ -116,7 +117,7 @@ class Bindings:
                 self.env.pop(t, None)
 
     def _yielded(self, block, start=0):
-        term = _op(list(block.operations)[-1])
+        term = terminator(block)
         return [self.env.get(v) for v in list(term.operands)[start:]]
 
 
@@ -222,7 +223,7 @@ class Run(Bindings):
         for trip in range(MAX_TRIPS + 1):
             self._bind(state, list(before.arguments))
             self.block(before)
-            cond = self.val(_op(list(before.operations)[-1]).operands[0])
+            cond = self.val(terminator(before).operands[0])
             forwarded = self._yielded(before, 1)
             if not cond:
                 self._bind(forwarded, list(op.results))

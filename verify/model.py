@@ -28,7 +28,7 @@ import z3
 
 from tlx_alias import ttg
 from tlx_alias.layout import IntOps, ViewLayout
-from tlx_alias._mlir import from_attr, ir, per_type
+from tlx_alias._mlir import from_attr, ir, per_type, terminator
 
 from .encode import (INT_OPS, Encoder, _and, _attr_int, _attr_ints, _attr_str, _or, _width, add, int_var, loc_info,
                      mul, num, substitute)
@@ -442,13 +442,13 @@ class ModelBuilder:
             if parent.name == ttg.WS_PARTITIONS:
                 return self.refs(ttg.capture_of(v))
             if parent.name == "scf.for" and k > 0:
-                yielded = list(block.operations)[-1].operands[k - 1]
+                yielded = terminator(block).operands[k - 1]
                 return self._carried(v, parent, parent.operands[3 + k - 1], yielded)
             if parent.name == "scf.while":
                 before, after = parent.regions[0].blocks[0], parent.regions[1].blocks[0]
                 if block == before:
-                    return self._carried(v, parent, parent.operands[k], list(after.operations)[-1].operands[k])
-                return self.refs(list(before.operations)[-1].operands[1 + k])   # scf.condition's forwarded values
+                    return self._carried(v, parent, parent.operands[k], terminator(after).operands[k])
+                return self.refs(terminator(before).operands[1 + k])   # scf.condition's forwarded values
             where = self.where(parent)[1]
             what = (f"an argument of function {_attr_str(parent, 'sym_name')}" if parent.name == "tt.func"
                     else f"a block argument of {parent.name}")
@@ -461,14 +461,14 @@ class ModelBuilder:
         if name == "scf.for":
             k = v.result_number
             return self.refs(op.operands[3 + k]) + self.refs(
-                list(op.regions[0].blocks[0].operations)[-1].operands[k])
+                terminator(op.regions[0].blocks[0]).operands[k])
         if name == "scf.while":
-            return self.refs(list(op.regions[0].blocks[0].operations)[-1].operands[1 + v.result_number])
+            return self.refs(terminator(op.regions[0].blocks[0]).operands[1 + v.result_number])
         if name == "scf.if":
             out = []
             for region in op.regions:
                 for blk in region.blocks:
-                    out += self.refs(list(blk.operations)[-1].operands[v.result_number])
+                    out += self.refs(terminator(blk).operands[v.result_number])
             return out
         if name == "arith.select":
             return self.refs(op.operands[1]) + self.refs(op.operands[2])

@@ -58,7 +58,7 @@ from operator import itemgetter
 import z3
 
 from tlx_alias import ttg
-from tlx_alias._mlir import ir, per_type
+from tlx_alias._mlir import ir, per_type, terminator
 from tlx_alias.errors import TlxAliasError
 from tlx_alias.memdesc import parse_memdesc
 
@@ -540,7 +540,7 @@ class Sim(Bindings):
         try:
             return self.s.term_ops[block]
         except KeyError:
-            out = self.s.term_ops[block] = _op(list(block.operations)[-1])
+            out = self.s.term_ops[block] = terminator(block)
             return out
 
     def _yielded(self, block, start=0):

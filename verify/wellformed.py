@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from tlx_alias import ttg
-from tlx_alias._mlir import ir
+from tlx_alias._mlir import ir, terminator
 
 from .encode import _attr_int
 
@@ -44,21 +44,18 @@ def _blocks(region) -> list:
     return list(region.blocks)
 
 
-def _terminator(block):
-    ops = list(block.operations)
-    return _op(ops[-1]) if ops else None
 
 
-def _region_yields(op, k: int, terminator: str, count: int, what: str) -> str | None:
-    """Region k of op: one block ending in `terminator` with `count` operands."""
+def _region_yields(op, k: int, ends_in: str, count: int, what: str) -> str | None:
+    """Region k of op: one block ending in `ends_in` with `count` operands."""
     blocks = _blocks(op.regions[k])
     if len(blocks) != 1:
         return f"its {what} has {len(blocks)} blocks (one expected)"
-    t = _terminator(blocks[0])
-    if t is None or t.name != terminator:
-        return f"its {what} does not end in {terminator}" + (f" (it ends in {t.name})" if t is not None else "")
+    t = terminator(blocks[0])
+    if t is None or t.name != ends_in:
+        return f"its {what} does not end in {ends_in}" + (f" (it ends in {t.name})" if t is not None else "")
     if len(t.operands) != count:
-        return f"the {terminator} ending its {what} has {_count(len(t.operands), 'operand')}, {count} expected"
+        return f"the {ends_in} ending its {what} has {_count(len(t.operands), 'operand')}, {count} expected"
     return None
 
 

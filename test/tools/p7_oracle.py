@@ -48,6 +48,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from tlx_alias import ttg
+from tlx_alias._mlir import terminator
 from tlx_alias.memdesc import parse_memdesc
 
 MAX_EVENTS = 3_000           # events per unrolled kernel (a "small" model: more is TooBig)
@@ -233,7 +234,7 @@ class Unroll:
             self.op(tid, _op(op))
 
     def yielded(self, block):
-        term = _op(list(block.operations)[-1])
+        term = terminator(block)
         return [self.env.get(v) for v in term.operands]
 
     def bind(self, values, targets):
@@ -319,7 +320,7 @@ class Unroll:
             for _ in range(MAX_EVENTS):
                 self.bind(state, list(before.arguments))
                 self.block(tid, before)
-                cond = _op(list(before.operations)[-1])
+                cond = terminator(before)
                 fwd = [self.env.get(v) for v in list(cond.operands)[1:]]
                 if not self.get(cond.operands[0], cond):
                     self.bind(fwd, list(op.results))
