@@ -23,7 +23,7 @@ RLIMIT_PROPERTY = 20_000_000     # per check; more than this is reported "cannot
 RLIMIT_KERNEL = 60_000_000       # all property checks of one kernel together (~15 s on a 2-core CI machine)
 
 from tlx_alias import ttg
-from tlx_alias._mlir import ir, terminator
+from tlx_alias._mlir import ir, per_type, terminator
 from tlx_alias.textin import read_by_triton
 
 
@@ -252,6 +252,13 @@ def read_by_a_property(arg, limit=4096) -> bool:
     return False
 
 
+def _int_kind(type_text: str):
+    """"i1" (a Z3 boolean), "int" (any other integer or index: a Z3 Int) or None (not encoded)."""
+    if type_text == "i1":
+        return "i1"
+    return "int" if type_text == "index" or re.fullmatch(r"i\d+", type_text) else None
+
+
 def _u(x, width):
     """Unsigned reading of a signed value of `width` bits."""
     return z3.If(x >= 0, x, x + (1 << width))
@@ -469,6 +476,10 @@ class Encoder:
         self._vars: dict = {}            # Z3 ast id -> names of its variables (see var_names)
         self._vars_roots: list = []      # terms whose subterm ids _vars holds: alive, so ids stay theirs
         self._cfg = None                 # the function body's blocks, predecessors, cycle (`_block_condition`)
+        self._paths: dict = {}           # block -> the path condition of its ops (`path_condition`)
+        self._kinds: dict = {}           # MLIR type -> "i1", "int" or None (`val`: a type printed once)
+        self._by_name: dict = {}         # variable name -> the facts it occurs in (`_facts_naming`)
+        self._indexed = 0                # facts indexed in _by_name so far
 
     # -- variables
     def fresh(self, base: str, exact: bool, why: str, is_bool=False):
@@ -535,20 +546,18 @@ class Encoder:
         return _width(v)
 
     @staticmethod
-    def is_int_type(v) -> bool:
+    def is_int_type(v) -> bool:   # (i1 included)
         t = str(v.type)
         return t == "index" or re.fullmatch(r"i\d+", t) is not None
 
     def val(self, v):
-        if v in self.memo:
+        """The Z3 term of an integer or i1 value (None for any other type), encoded at its first request."""
+        try:
             return self.memo[v]
-        t = str(v.type)
-        if t == "i1":
-            out = self._encode(v, is_bool=True)
-        elif self.is_int_type(v):
-            out = self._encode(v, is_bool=False)
-        else:
-            out = None
+        except KeyError:
+            pass
+        kind = per_type(self._kinds, v.type, _int_kind)
+        out = None if kind is None else self._encode(v, is_bool=kind == "i1")
         self.memo[v] = out
         return out
 
@@ -829,7 +838,7 @@ class Encoder:
                     if name in xs:
                         found.add(name)
                     elif self.kind.get(name) == "approx":   # an inner loop's result: what its facts read
-                        todo += [f for f in self.facts if name in self.var_names(f)]
+                        todo += self._facts_naming(name)
             reads[x.decl().name()] = found
         groups = []
         for name in xs:
@@ -843,6 +852,17 @@ class Encoder:
             if group not in groups:
                 groups.append(group)
         return groups
+
+    def _facts_naming(self, name) -> list:
+        """The facts in which the variable `name` occurs, in order: an index by name, extended with the facts
+        added since the last call (`_groups` asks for each inner loop's result of each carried value: scanning
+        every fact each time was a twentieth of blackwell_gemm's proof)."""
+        index = self._by_name
+        for f in self.facts[self._indexed:]:
+            for n in self.var_names(f):
+                index.setdefault(n, []).append(f)
+        self._indexed = len(self.facts)
+        return index.get(name, [])
 
     def _houdini(self, live, step=()):
         """The largest subset of `live` that one iteration preserves when all of it holds (and `step`, where
@@ -964,6 +984,20 @@ class Encoder:
 
     # -- path condition of an op: enclosing scf.if branches
     def path_condition(self, op):
+        """What holds where `op` runs: the enclosing branches taken, loops running, a while's condition, the
+        branches into its block of a function body that is a graph. A function of the op's block, so made once
+        per block (every index site and loop asks: climbing the parents through the bindings cost more than
+        the terms)."""
+        parent = op.parent
+        if parent is None:
+            return z3.BoolVal(True, self.ctx)
+        block = op.block
+        out = self._paths.get(block)
+        if out is None:
+            out = self._paths[block] = self._path_condition(op)
+        return out
+
+    def _path_condition(self, op):
         conds = []
         cur = op
         while True:
