@@ -458,6 +458,21 @@ def _negate(term):
     return z3.BoolRef(z3.Z3_mk_not(term.ctx_ref(), term.as_ast()), term.ctx)
 
 
+def _post_order(loops) -> list:
+    """Ops listed in pre-order, listed again in post-order: each after the ops of the list nested in it."""
+    out, open_ = [], []
+    for op in loops:
+        ancestors, cur = [], op.parent
+        while cur is not None:
+            cur = getattr(cur, "operation", cur)
+            ancestors.append(cur)
+            cur = cur.parent
+        while open_ and not any(open_[-1] == a for a in ancestors):
+            out.append(open_.pop())
+        open_.append(op)
+    return out + open_[::-1]
+
+
 class Encoder:
     """Z3 terms for integer SSA values, built lazily and memoized; `facts` holds what is known about them."""
 
@@ -670,13 +685,16 @@ class Encoder:
             self.val(loop.regions[0].blocks[0].arguments[0])
         return self.ranges[loop]
 
-    def prepare(self, func_op):
+    def prepare(self, func_op, ops=None):
         """Invariants of every loop, innermost first: an outer loop's step needs its inner loops' facts; only
-        for the carried values some property may read (`read_by_a_property`)."""
-        loops, assumes = [], []
-        func_op.walk(lambda op: (loops.append(op) if op.name in ("scf.for", "scf.while") else
-                                 assumes.append(op) if op.name == "llvm.intr.assume" else None,
-                                 ir.WalkResult.ADVANCE)[1], ir.WalkOrder.POST_ORDER)
+        for the carried values some property may read (`read_by_a_property`). `ops`: the function's ops in
+        pre-order where the caller has walked it already (a walk calls back into Python at every op)."""
+        if ops is None:
+            ops = []
+            func_op.walk(lambda op: (ops.append(getattr(op, "operation", op)), ir.WalkResult.ADVANCE)[1],
+                         ir.WalkOrder.PRE_ORDER)
+        loops = _post_order([op for op in ops if op.name in ("scf.for", "scf.while")])
+        assumes = [op for op in ops if op.name == "llvm.intr.assume"]
         for loop in loops:
             self._loop(getattr(loop, "operation", loop))
         for op in assumes:   # `gl.assume(c)`: the kernel promises c wherever the op runs

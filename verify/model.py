@@ -308,10 +308,10 @@ class ModelBuilder:
     # -- entry
     def build(self) -> Kernel:
         wellformed.check(self.func)     # MalformedIR (bad input) before anything reads the ops' structure
-        self.enc.prepare(self.func)
         ops = []
         self.func.walk(lambda op: (ops.append(getattr(op, "operation", op)), ir.WalkResult.ADVANCE)[1],
                        ir.WalkOrder.PRE_ORDER)
+        self.enc.prepare(self.func, ops)
         for op in ops:
             name = op.name
             if name.startswith(_SCALAR_DIALECTS) and name != "arith.select":

@@ -614,3 +614,32 @@ def test_c_api_connectives_build_the_terms_z3_builds(name):
         assert z3.eq(got, want) and got.ctx == want.ctx, (args, got, want)
         if any(z3.is_expr(a) for a in args):
             assert got.ctx is ctx
+
+
+def test_loops_are_encoded_innermost_first_from_one_pre_order_walk():
+    """The encoder takes the model's pre-order list of ops (one walk of the function for both) and must still
+    visit loops innermost first, as a post-order walk does: siblings in order, each after what it nests."""
+    from tlx_alias._mlir import ir, new_context
+    from tlx_alias.verify.encode import _post_order
+    text = """module {
+      "test.loop"() ({
+        "test.loop"() ({ "test.end"() : () -> () }) {id = 1} : () -> ()
+        "test.loop"() ({
+          "test.loop"() ({ "test.end"() : () -> () }) {id = 3} : () -> ()
+          "test.end"() : () -> ()
+        }) {id = 2} : () -> ()
+        "test.end"() : () -> ()
+      }) {id = 0} : () -> ()
+      "test.loop"() ({ "test.end"() : () -> () }) {id = 4} : () -> ()
+    }"""
+    with new_context() as ctx:
+        module = ir.Module.parse(text, ctx)
+        walks = {}
+        for order in (ir.WalkOrder.PRE_ORDER, ir.WalkOrder.POST_ORDER):
+            ops = walks[order] = []
+            module.operation.walk(lambda op: (ops.append(getattr(op, "operation", op)), ir.WalkResult.ADVANCE)[1],
+                                  order)
+        pre = [op for op in walks[ir.WalkOrder.PRE_ORDER] if op.name == "test.loop"]
+        ids = [ir.IntegerAttr(op.attributes["id"]).value for op in _post_order(pre)]
+        assert ids == [1, 3, 2, 0, 4]
+        assert _post_order(pre) == [op for op in walks[ir.WalkOrder.POST_ORDER] if op.name == "test.loop"]
