@@ -294,8 +294,9 @@ def _scalars_read(ops, desc_types, scalar_types) -> tuple:
             else:
                 defs.update((r, op) for r in results)
             continue
-        stepped = info[op] = (name, results, _stepped(op, name, results, desc_types, scalar_types))
-        if not stepped[2]:
+        stepped = _stepped(op, name, results, desc_types, scalar_types)
+        info[op] = (name, results, stepped)
+        if not stepped:
             continue                     # tensor arithmetic, global memory: no run steps through it
         for v in op.operands:
             if not (_is_scalar(v, scalar_types) and _tma_coordinate(name, v)):
