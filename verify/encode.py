@@ -685,20 +685,14 @@ class Encoder:
             self.val(loop.regions[0].blocks[0].arguments[0])
         return self.ranges[loop]
 
-    def prepare(self, func_op, ops=None):
+    def prepare(self, ops):
         """Invariants of every loop, innermost first: an outer loop's step needs its inner loops' facts; only
         for the carried values some property may read (`read_by_a_property`). `ops`: the function's ops in
-        pre-order where the caller has walked it already (a walk calls back into Python at every op)."""
-        if ops is None:
-            ops = []
-            func_op.walk(lambda op: (ops.append(getattr(op, "operation", op)), ir.WalkResult.ADVANCE)[1],
-                         ir.WalkOrder.PRE_ORDER)
-        loops = _post_order([op for op in ops if op.name in ("scf.for", "scf.while")])
+        pre-order, from the model's walk (a walk calls back into Python at every op: one for both)."""
+        for loop in _post_order([op for op in ops if op.name in ("scf.for", "scf.while")]):
+            self._loop(loop)
         assumes = [op for op in ops if op.name == "llvm.intr.assume"]
-        for loop in loops:
-            self._loop(getattr(loop, "operation", loop))
         for op in assumes:   # `gl.assume(c)`: the kernel promises c wherever the op runs
-            op = getattr(op, "operation", op)
             c = self.val(op.operands[0])
             if c is not None:
                 self.facts.append(_implies(self.path_condition(op), c))

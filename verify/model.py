@@ -311,7 +311,7 @@ class ModelBuilder:
         ops = []
         self.func.walk(lambda op: (ops.append(getattr(op, "operation", op)), ir.WalkResult.ADVANCE)[1],
                        ir.WalkOrder.PRE_ORDER)
-        self.enc.prepare(self.func, ops)
+        self.enc.prepare(ops)
         for op in ops:
             name = op.name
             if name.startswith(_SCALAR_DIALECTS) and name != "arith.select":
