@@ -562,8 +562,7 @@ class Encoder:
 
     @staticmethod
     def is_int_type(v) -> bool:   # (i1 included)
-        t = str(v.type)
-        return t == "index" or re.fullmatch(r"i\d+", t) is not None
+        return _int_kind(str(v.type)) is not None
 
     def val(self, v):
         """The Z3 term of an integer or i1 value (None for any other type), encoded at its first request."""
