@@ -216,6 +216,19 @@ class Violation:
     kind: str = "sync"               # the completion that was missing: the first access's engine, or "sync"
 
 
+class _ByObject(dict):
+    """A memo keyed by the Python object (its id), not by the bindings' hash of the op or block it wraps: a
+    hash calls into the bindings (about a tenth of a proof's instructions), and a run asks its memos at every
+    step with the same wrappers, its plans'. Each entry holds its object, so no other object can take its id
+    while the entry is kept; another wrapper of the same op or block is another entry with the same answer."""
+
+    def read(self, obj, read):
+        entry = self.get(id(obj))
+        if entry is None:
+            entry = self[id(obj)] = (obj, read(obj))
+        return entry[1]
+
+
 class _Static:
     """What a run reads from the IR and that no run changes (op plans, operand lists, constants, sources,
     descriptor types), kept once per kernel and path for all of P7's runs: reading the IR through the
@@ -223,21 +236,78 @@ class _Static:
 
     def __init__(self, kernel):
         self.alloc_of = {_op(a.op): a for a in kernel.allocs}
-        self.plans: dict = {}            # block -> [(op, scalar step or None, handler or None)] (`Sim.plan`)
-        self.terms: dict = {}            # block -> operands of its terminator
-        self.term_ops: dict = {}         # block -> its terminator (listing a block's ops reads each through the
+        self.plans = _ByObject()         # block -> [(op, scalar step or None, handler or None)] (`Sim.plan`)
+        self.terms = _ByObject()         # block -> the `env` keys of its terminator's operands
+        self.term_ops = _ByObject()      # block -> its terminator (listing a block's ops reads each through the
                                          # bindings: a tenth of a run where done at every block's end)
-        self.args: dict = {}             # block -> its arguments
-        self.descs: dict = {}            # op -> its descriptor operands
-        self.src: dict = {}
-        self.where: dict = {}
+        self.args = _ByObject()          # block -> the `env` keys of its arguments
+        self.descs = _ByObject()         # op -> its descriptor operands
+        self.src = _ByObject()
+        self.where = _ByObject()
         self.aliased: dict = {}
-        self.mds: dict = {}
-        self.memo: dict = {}             # what -> {op: a fact read from its attributes or operands}
+        self.mds: dict = {}              # `key` of a descriptor -> its memdesc
+        self.memo: dict = {}             # what -> _ByObject {op: a fact read from its attributes or operands}
         self.desc_types: dict = {}       # type -> is a memory descriptor (`_is_desc`)
         self.scalar_types: dict = {}     # type -> is an integer scalar (`_is_scalar`)
         self.barrier_types: dict = {}    # type -> is an mbarrier (`_is_barrier_type`)
         self._ops, self._read = _ops(kernel), None   # (not the kernel: a cycle through it kept its Z3 context)
+        # One Python object per IR value, op and block for all that runs key by: each read through the bindings
+        # makes a new wrapper, and hashing one calls into the bindings (a run's `env` is read at every step: its
+        # hashes and compares were about a tenth of a proof's instructions). A run's `env` is keyed by the id of
+        # a value's one wrapper (`key`), which `values` keeps alive, so no other object takes that id.
+        self.values: dict = {}           # value -> its one wrapper
+        self.keyed: set = set()          # the ids of those wrappers
+        self.op_of: dict = {}            # op -> its one wrapper (the walk's)
+        self.block_of: dict = {}         # block -> its one wrapper (a `_ByObject` memo grows by each new one)
+        self._const_env = self._key_plan = None
+
+    def canon_block(self, block):
+        """`block` as the wrapper runs key by (`block_of`), where a run takes a block from the IR itself rather
+        than from a memo (the function's body, a partition's region, a branch's successor)."""
+        return self.block_of.setdefault(block, block)
+
+    def canon(self, values) -> list:
+        """`values` as their one wrappers (`values`)."""
+        known = self.values
+        out = [known.setdefault(v, v) for v in values]
+        self.keyed.update(map(id, out))
+        return out
+
+    def key(self, v) -> int:
+        """`v`'s key in a run's `env`: the id of its one wrapper (an id and a set lookup for that wrapper itself,
+        a hash for another)."""
+        k = id(v)
+        if k in self.keyed:
+            return k
+        return id(self.canon((v,))[0])
+
+    def keys(self, values) -> list:
+        return [id(v) for v in self.canon(values)]
+
+    def operand_list(self, op) -> list:
+        return self.canon(op.operands)
+
+    def result_list(self, op) -> list:
+        return self.canon(op.results)
+
+    def operand_keys(self, op) -> list:
+        return self.keys(op.operands)
+
+    def result_keys(self, op) -> list:
+        return self.keys(op.results)
+
+    def predicate_keys(self, op) -> list:
+        return self.keys(ttg.predicates(op))
+
+    def arg_keys(self, block) -> list:
+        return self.keys(block.arguments)
+
+    @property
+    def const_env(self) -> dict:
+        """The kernel's integer constants by `env` key: where every run starts."""
+        if self._const_env is None:
+            self._const_env = {self.key(v): c for v, c in self.consts.items()}
+        return self._const_env
 
     def read_and_consts(self) -> tuple:
         """(the scalars a run reads, the kernel's integer constants, who reads each, {op: (name, results, stepped)}),
@@ -245,7 +315,8 @@ class _Static:
         once at each run's start), and takes each op's name, results and whether a run steps through it from the
         same walk."""
         if self._read is None:
-            self._read = _scalars_read(self._ops, self.desc_types, self.scalar_types)
+            self.op_of = {op: op for op in self._ops}
+            self._read = _scalars_read(self._ops, self.desc_types, self.scalar_types, self.canon)
         return self._read
 
     @property
@@ -274,17 +345,17 @@ def _scalar_op(name, results, scalar_types) -> bool:
     return name in _SCALAR_STEPS and bool(results) and all(_is_scalar(r, scalar_types) for r in results)
 
 
-def _scalars_read(ops, desc_types, scalar_types) -> tuple:
+def _scalars_read(ops, desc_types, scalar_types, canon=list) -> tuple:
     """(the scalar values some run may read, {constant: its value}, {value: the ops a run reads it for}, {op: (its
     name, its results, whether a run steps through it)}: one walk of the operands and types). A run
     reads the operands of every op it steps through but scalar arithmetic (control flow, descriptors, barriers,
     accesses, terminators, what it does not model), less TMA coordinates and what feeds only tensors and
     pointers (addresses), and what the scalar arithmetic reaching those computes them from. The rest (a GEMM's
     tile offsets and swizzle) no run needs, and its steps were a third of blackwell_gemm's; constants were a
-    fifth, stepped at every iteration."""
+    fifth, stepped at every iteration. `canon`: a list of values as the wrappers runs key by (`_Static.canon`)."""
     defs, roots, consts, readers, info = {}, [], {}, {}, {}
     for op in ops:
-        name, results = op.name, list(op.results)
+        name, results = op.name, canon(op.results)
         if _scalar_op(name, results, scalar_types):
             info[op] = (name, results, True)
             if name == "arith.constant":
@@ -298,7 +369,7 @@ def _scalars_read(ops, desc_types, scalar_types) -> tuple:
         info[op] = (name, results, stepped)
         if not stepped:
             continue                     # tensor arithmetic, global memory: no run steps through it
-        for v in op.operands:
+        for v in canon(op.operands):
             if not (_is_scalar(v, scalar_types) and _tma_coordinate(name, v)):
                 roots.append(v)
                 readers.setdefault(v, []).append(op)
@@ -310,7 +381,7 @@ def _scalars_read(ops, desc_types, scalar_types) -> tuple:
             op = defs.get(v)
             if op is not None and op not in computed:
                 computed.add(op)
-                operands = list(op.operands)
+                operands = canon(op.operands)
                 for w in operands:
                     readers.setdefault(w, []).append(op)
                 todo += operands
@@ -323,39 +394,41 @@ def _key_plan(kernel, s) -> tuple:
     block, and the entry blocks of the warp_specialize regions there, whose arguments are the values captured)
     it can be computed ahead; the values it derives from an argument that anything else uses (a loop bound, a
     branch, an op inside a loop, the argument itself used there) are all a run takes from its arguments."""
-    cache = kernel.__dict__.setdefault("_p7_key_plan", [])
-    if cache:
-        return cache[0]
+    if s._key_plan is not None:
+        return s._key_plan
     read, info = s.read, s.ops
-    dep, once, steps = set(_int_args(kernel)), set(), []
+    dep, once, steps = set(s.canon(_int_args(kernel))), set(), []
     todo = [kernel.func.regions[0].blocks[0]]
     while todo:
         for op in todo.pop(0).operations:
             op = _op(op)
+            op = s.op_of.get(op, op)
             name, results, _ = info.get(op) or (op.name, list(op.results), None)
             if name != "arith.constant" and _scalar_op(name, results, s.scalar_types) and \
                     (not len(op.operands) or any(v in dep for v in op.operands)):
                 dep.update(results)
                 once.add(op)
                 if any(r in read for r in results):
-                    steps.append(_fast_step(op, name, s.desc_types))
+                    steps.append(_fast_step(op, name, s))
             elif name == ttg.WS:
                 parts = ttg.partitions_op(op)
                 todo.append(op.regions[0].blocks[0])
                 if parts is not None:
                     once.update((op, parts))   # (whichever of the two holds the captures: followed below)
-                    pairs = [(c, ttg.partition_args(parts, k)) for k, c in enumerate(ttg.captures(op)) if c in dep]
+                    caps = s.canon(ttg.captures(op))
+                    pairs = [(c, s.canon(ttg.partition_args(parts, k))) for k, c in enumerate(caps) if c in dep]
                     for _, args in pairs:
                         dep.update(args)
-                    steps.append(_capture_step(pairs))
+                    steps.append(_capture_step([(s.key(c), [id(a) for a in args]) for c, args in pairs]))
                     todo += [region.blocks[0] for region in parts.regions]
     readers = s.readers   # (a splat of an argument, a TMA coordinate: no run reads it)
-    inputs = [v for v in dep if any(op not in once for op in readers.get(v, ()))]
-    cache.append((steps, inputs))
-    return cache[0]
+    inputs = [s.key(v) for v in dep if any(op not in once for op in readers.get(v, ()))]
+    s._key_plan = (steps, inputs)
+    return s._key_plan
 
 
 def _capture_step(pairs):
+    """`pairs`: (a capture's key, its partition arguments' keys)."""
     def capture(env):   # a partition's arguments are the values captured (`Sim._ws`)
         for c, args in pairs:
             if c in env:
@@ -378,11 +451,12 @@ def _static(kernel, path) -> _Static:
     return cache[path]
 
 
-def _fast_step(op, name, desc_types):
+def _fast_step(op, name, s):
     """For a scalar op that only reads and writes `env` (constants, integer arithmetic, program ids): a
-    function of `env` that does what `Sim.op` would, with its operands read from the IR once; else None."""
+    function of `env` that does what `Sim.op` would, with its operands' keys read from the IR once (`s`: the
+    kernel's `_Static`); else None."""
     if name == "arith.constant":
-        value, res = constant_value(op), op.results[0]
+        value, res = constant_value(op), s.result_keys(op)[0]
         if value is None:
             return _nothing
 
@@ -390,8 +464,8 @@ def _fast_step(op, name, desc_types):
             env[res] = value
         return constant
     if name in EVAL and name != "arith.select":
-        f, args, res = EVAL[name], list(op.operands), op.results[0]
-        w = _width(args[0])
+        f, args, res = EVAL[name], s.operand_keys(op), s.result_keys(op)[0]
+        w = _width(op.operands[0])
         if name == "arith.cmpi":         # its predicate read once, not at every step (an attribute read)
             cmp = comparison(op)
             f = lambda op, a, w: cmp(a[0], a[1], w)   # noqa: E731
@@ -407,8 +481,8 @@ def _fast_step(op, name, desc_types):
             except (ZeroDivisionError, TypeError, ValueError):
                 pass
         return evaluate
-    if name == "arith.select" and not _is_desc(op.results[0], desc_types):
-        c, x, y, res = *list(op.operands)[:3], op.results[0]
+    if name == "arith.select" and not _is_desc(op.results[0], s.desc_types):
+        c, x, y, res = *s.operand_keys(op)[:3], s.result_keys(op)[0]
 
         def select(env):
             cv = env.get(c)
@@ -416,7 +490,7 @@ def _fast_step(op, name, desc_types):
                 env[res] = env[x if cv else y]
         return select
     if name in ("tt.get_program_id", "tt.get_num_programs"):
-        res, key = op.results[0], PROGRAM if name == "tt.get_program_id" else PROGRAMS
+        res, key = s.result_keys(op)[0], PROGRAM if name == "tt.get_program_id" else PROGRAMS
         axis = (_attr_int(op, "axis") or 0) % 3
 
         def program(env):   # the run's program and the grid's size on this axis (`Sim.run`)
@@ -426,14 +500,6 @@ def _fast_step(op, name, desc_types):
 
 
 # what `Sim.once` reads of an op the first time (functions made once, not a lambda at every step)
-def _operand_list(op) -> list:
-    return list(op.operands)
-
-
-def _result_list(op) -> list:
-    return list(op.results)
-
-
 def _body(op):
     return op.regions[0].blocks[0]
 
@@ -444,6 +510,10 @@ def _count(op):
 
 def _size(op):
     return _attr_int(op, "size")
+
+
+def _pendings(op) -> int:
+    return _attr_int(op, "pendings") or 0
 
 
 def _entry_blocks(op) -> tuple:
@@ -462,7 +532,7 @@ class Sim(Bindings):
         self.k, self.path = kernel, path
         self.arg_value, self.budget = arg_value, budget
         self.program = program           # (program id, programs): on every axis, or per axis (two 3-tuples)
-        self.env: dict = {}
+        self.env: dict = {}              # `_Static.key` of a value (or PROGRAM, PROGRAMS) -> its value in this run
         self.steps = 0
         self.bars: dict = {}
         self.opaque: dict = {}           # mbarrier key -> the op P7 does not model that takes it (see `_untimed`)
@@ -475,7 +545,8 @@ class Sim(Bindings):
         self.own: dict = {}              # alloc name -> overlapping pairs within one view checked (one a write)
         self.met: set = set()            # alloc names two tenants' accesses met on (overlapping bytes)
         self.threads: list = []
-        self.ran: set = set()            # the ops this run executed (all but scalar arithmetic)
+        self.ran: dict = {}              # id -> op: the ops this run executed (all but scalar arithmetic), by id
+                                         # for the reason `_ByObject` gives
         self.uids = 0
         self.s = _static(kernel, path)
         self.alloc_of = self.s.alloc_of
@@ -483,39 +554,40 @@ class Sim(Bindings):
 
     # -- places and names
     def where(self, op):
-        try:
-            return self.s.where[op]
-        except KeyError:
-            name, src = loc_info(op.location, self.path)
-            out = self.s.where[op] = (_attr_str(op, "tlx.name") or name, _attr_str(op, "tlx.src") or src)
-            return out
+        return self.s.where.read(op, self._where)
+
+    def _where(self, op):
+        name, src = loc_info(op.location, self.path)
+        return _attr_str(op, "tlx.name") or name, _attr_str(op, "tlx.src") or src
 
     def src(self, op) -> str:
         """`file:line` of `op`, and of each call of an inlined helper it is in (`(called at k.py:16)`): a race
         between two calls of one helper named the helper's lines only."""
-        try:
-            return self._src[op]
-        except KeyError:
-            src = self.where(op)[1] or "?"
-            if src != "?" and not _attr_str(op, "tlx.src"):
-                src += "".join(f" (called at {c})" for c in call_sites(op.location, self.path))
-            out = self._src[op] = src
-            return out
+        return self._src.read(op, self._src_of)
+
+    def _src_of(self, op) -> str:
+        src = self.where(op)[1] or "?"
+        if src != "?" and not _attr_str(op, "tlx.src"):
+            src += "".join(f" (called at {c})" for c in call_sites(op.location, self.path))
+        return src
 
     def descs(self, op) -> list:
         """The descriptor operands of `op`, in order."""
-        try:
-            return self.s.descs[op]
-        except KeyError:
-            out = self.s.descs[op] = [v for v in op.operands if _is_desc(v, self.s.desc_types)]
-            return out
+        return self.s.descs.read(op, self._descs)
+
+    def _descs(self, op) -> list:
+        return [v for v in self.s.canon(op.operands) if _is_desc(v, self.s.desc_types)]
 
     def operands(self, op) -> list:
         """The operands of `op`, read from the IR once."""
-        return self.once(op, "operands", _operand_list)
+        return self.once(op, "operands", self.s.operand_list)
 
-    def results(self, op) -> list:
-        return self.once(op, "results", _result_list)
+    def operand_keys(self, op) -> list:
+        """Their keys in `env`."""
+        return self.once(op, "operand keys", self.s.operand_keys)
+
+    def result_keys(self, op) -> list:
+        return self.once(op, "result keys", self.s.result_keys)
 
     def once(self, op, what, read):
         """`read(op)`, read from the IR on the first call for (op, what) only (a dict per `what`: no key tuple
@@ -523,34 +595,27 @@ class Sim(Bindings):
         try:
             memo = self.s.memo[what]
         except KeyError:
-            memo = self.s.memo[what] = {}
-        try:
-            return memo[op]
-        except KeyError:
-            out = memo[op] = read(op)
-            return out
+            memo = self.s.memo[what] = _ByObject()
+        return memo.read(op, read)
 
-    def block_args(self, block) -> list:
-        try:
-            return self.s.args[block]
-        except KeyError:
-            out = self.s.args[block] = list(block.arguments)
-            return out
+    def arg_keys(self, block) -> list:
+        """The keys of `block`'s arguments in `env`."""
+        return self.s.args.read(block, self.s.arg_keys)
 
     def terminator(self, block):
-        try:
-            return self.s.term_ops[block]
-        except KeyError:
-            out = self.s.term_ops[block] = terminator(block)
-            return out
+        return self.s.term_ops.read(block, terminator)
+
+    def _yielded_keys(self, block) -> list:
+        """The `env` keys of what `block`'s terminator passes on."""
+        return self.s.terms.read(block, self._term_operands)
 
     def _yielded(self, block, start=0):
-        try:
-            values = self.s.terms[block]
-        except KeyError:
-            values = self.s.terms[block] = list(self.terminator(block).operands)
+        values = self._yielded_keys(block)
         env = self.env
         return [env.get(v) for v in values[start:]]
+
+    def _term_operands(self, block) -> list:
+        return self.s.keys(self.terminator(block).operands)
 
     def log(self, th, fmt, *args):
         """An event of the interleaving, formatted (`fmt.format(*args)`) only if a trace shows it: a run logs
@@ -604,15 +669,15 @@ class Sim(Bindings):
         the grid's size."""
         mixed = isinstance(self.arg_value, tuple)   # a mixed run: a value per argument the kernel reads, the rest 256
         values = dict(zip(_int_args(self.k, used=True), self.arg_value)) if mixed else {}
-        env = dict(self.s.consts)
+        env = dict(self.s.const_env)
         for a in _int_args(self.k):
-            env[a] = values.get(a, MIXED[0]) if mixed else self.arg_value
+            env[self.s.key(a)] = values.get(a, MIXED[0]) if mixed else self.arg_value
         pid, n = self.program
         env[PROGRAM], env[PROGRAMS] = (pid, n) if isinstance(pid, tuple) else ((pid,) * 3, (n,) * 3)
         return env
 
     def run(self):
-        body = self.k.func.regions[0].blocks[0]
+        body = self.s.canon_block(self.k.func.regions[0].blocks[0])
         self.env.update(self._start())
         main = Thread("t0", "default")
         self.spawn(main, self.blocks(main, body))
@@ -633,7 +698,7 @@ class Sim(Bindings):
             term = self.terminator(block)
             if term.name not in ("cf.br", "cf.cond_br"):
                 return
-            operands, succ = list(term.operands), list(term.successors)
+            operands, succ = list(term.operands), [self.s.canon_block(b) for b in term.successors]
             if term.name == "cf.br":
                 block, args = succ[0], operands
             else:   # operands: the condition, then the true and the false successor's arguments
@@ -641,7 +706,7 @@ class Sim(Bindings):
                 taken = self.val(operands[0], term)
                 block = succ[0] if taken else succ[1]
                 args = operands[1:1 + n_true] if taken else operands[1 + n_true:]
-            self._bind([self.env.get(v) for v in args], list(block.arguments))
+            self._bind([self.env.get(self.s.key(v)) for v in args], self.arg_keys(block))
 
     def _drop_state(self, keep_trace=False):
         """What a finished run no longer needs: its threads' generators and clocks, barriers, values, access
@@ -685,7 +750,7 @@ class Sim(Bindings):
 
     # -- interpretation
     def block(self, th, block):
-        env, budget = self.env, self.budget
+        env, budget, ran = self.env, self.budget, self.ran
         for op, fast, step in self.plan(block):
             if step is None:             # control flow, warp_specialize, a wait: may block (a generator)
                 yield from self.op(th, op)
@@ -698,7 +763,7 @@ class Sim(Bindings):
                 continue
             if not self.steps % GC_STEPS:
                 self.forget()
-            self.ran.add(op)
+            ran[id(op)] = op
             step(self, th, op)
 
     def plan(self, block) -> list:
@@ -707,35 +772,38 @@ class Sim(Bindings):
         touches memory; constants are set at the run's start),
         each with how it runs: (op, scalar step or None, handler or None for an op that may block). Ops that
         cannot block are called, not driven as generators (a generator per op cost about a tenth of a run)."""
-        key = block
-        try:
-            return self.s.plans[key]
-        except KeyError:
-            pass
+        return self.s.plans.read(block, self._plan)
+
+    def _plan(self, block) -> list:
         ops, descs, scalars = [], self.s.desc_types, self.s.scalar_types
-        read, info = self.s.read, self.s.ops
+        read, info, op_of, canon = self.s.read, self.s.ops, self.s.op_of, self.s.canon
         for op in block.operations:
             op = _op(op)
+            op = op_of.get(op, op)       # the walk's wrapper: the one the static memos key by
             known = info.get(op)         # (each read through the bindings makes a new object: read once)
             name, results, stepped = known or (op.name, list(op.results), None)
             if name == "arith.constant" or name in _SCALAR_STEPS and not any(r in read for r in results):
                 continue                 # set at the run's start, or read by no run (`_scalars_read`)
             if stepped if known else _stepped(op, name, results, descs, scalars):
-                fast = _fast_step(op, name, descs)
+                fast = _fast_step(op, name, self.s)
                 step = _no_step if fast is not None else self._index_step(op) if name == "ttg.memdesc_index" \
                     else _step_of(name)
                 ops.append((op, fast, step))
-        self.s.plans[key] = ops
         return ops
 
     def val(self, v, op):
-        if v not in self.env:
-            raise Stop(f"{op.name} at {self.src(op)} needs a value this run cannot compute")
-        return self.env[v]
+        return self.need(self.s.key(v), op)
+
+    def need(self, k, op):
+        """The value of `env` key `k`, which `op` needs."""
+        try:
+            return self.env[k]
+        except KeyError:
+            raise Stop(f"{op.name} at {self.src(op)} needs a value this run cannot compute") from None
 
     def op(self, th, op):
         """An op that may block: control flow, warp_specialize, an mbarrier wait."""
-        self.ran.add(op)
+        self.ran[id(op)] = op
         self.steps += 1
         if self.steps > self.budget:
             raise Budget(f"the run's budget of {self.budget} ops is used up")
@@ -754,25 +822,26 @@ class Sim(Bindings):
             yield from self._wait(th, op)
 
     def _select_desc(self, th, op):
-        cond, x, y = self.operands(op)[:3]
+        cond, x, y = self.operand_keys(op)[:3]
         c = self.env.get(cond)
         if c is None:
             raise Stop(f"the descriptor chosen at {self.src(op)} depends on a value this run cannot compute")
-        self.env[self.results(op)[0]] = self.env.get(x if c else y)
+        self.env[self.result_keys(op)[0]] = self.env.get(x if c else y)
 
     def _alloc(self, th, op):
         a = self.alloc_of.get(op)
         if a is not None:
-            self.env[op.results[0]] = Foot(a, 0, a.size, a.name, a.name)
+            res = self.once(op, "results", self.s.result_list)[0]
+            self.env[self.s.key(res)] = Foot(a, 0, a.size, a.name, a.name)
             if len(op.operands):
-                self.access(th, op, op.results[0], True, "sync")
+                self.access(th, op, res, True, "sync")
 
     def _untimed(self, th, op):
         """An op this model does not time: fine unless it touches aliased memory (then P7 gives up). An mbarrier it
         takes (it may arrive on it: `tcgen05_mma_scaled(mbarriers=)`, cp.async's arrive) can no longer be counted:
         a later wait on it gives up too."""
         for v in self.descs(op):
-            f = self.env.get(v)
+            f = self.env.get(self.s.key(v))
             if not isinstance(f, Foot):
                 continue
             if self.aliased(f.alloc):
@@ -799,11 +868,11 @@ class Sim(Bindings):
 
     # -- control flow
     def _for(self, th, op):
-        lb, ub, step = (self.val(v, op) for v in self.operands(op)[:3])
+        lb, ub, step = (self.need(k, op) for k in self.operand_keys(op)[:3])
         body = self.once(op, "body", _body)
-        state = [self.env.get(v) for v in self.operands(op)[3:]]
+        state = [self.env.get(k) for k in self.operand_keys(op)[3:]]
         where = self.src(op)
-        iv, trips, args, cheapest = lb, 0, self.block_args(body), None
+        iv, trips, args, cheapest = lb, 0, self.arg_keys(body), None
         while iv < ub:
             trips += 1
             if trips > MAX_TRIPS:
@@ -819,29 +888,29 @@ class Sim(Bindings):
             cheapest = cost if cheapest is None else min(cheapest, cost)
             if trips >= 2 and step > 0 and self.steps + -(-(ub - iv) // step) * cheapest > BUDGET_MARGIN * self.budget:
                 raise Budget(f"the loop at {where} would use up the run's budget of {self.budget} ops")
-        self._bind(state, self.results(op))
+        self._bind(state, self.result_keys(op))
 
     def _if(self, th, op):
-        cond = self.val(self.operands(op)[0], op)
+        cond = self.need(self.operand_keys(op)[0], op)
         block = self.once(op, "branches", _entry_blocks)[0 if cond else 1]
         if block is None:
             return
         yield from self.block(th, block)
-        self._bind(self._yielded(block), self.results(op))
+        self._bind(self._yielded(block), self.result_keys(op))
 
     def _while(self, th, op):
         before, after = self.once(op, "branches", _entry_blocks)
-        state = [self.env.get(v) for v in self.operands(op)]
+        state = [self.env.get(k) for k in self.operand_keys(op)]
         where = self.src(op)
         for trip in range(MAX_TRIPS + 1):
-            self._bind(state, self.block_args(before))
+            self._bind(state, self.arg_keys(before))
             yield from self.block(th, before)
-            cond = self.val(self.terminator(before).operands[0], op)
+            cond = self.need(self._yielded_keys(before)[0], op)
             forwarded = self._yielded(before, 1)
             if not cond:
-                self._bind(forwarded, self.results(op))
+                self._bind(forwarded, self.result_keys(op))
                 return
-            self._bind(forwarded, self.block_args(after))
+            self._bind(forwarded, self.arg_keys(after))
             th.trail.append((where, trip))
             yield from self.block(th, after)
             th.trail.pop()
@@ -854,14 +923,15 @@ class Sim(Bindings):
         parts = self.once(op, "partitions", ttg.partitions_op)
         workers = []
         if parts is not None:
-            caps = [self.env.get(v) for v in self.once(op, "captures", ttg.captures)]
+            caps = [self.env.get(k) for k in self.once(op, "capture keys", lambda op: self.s.keys(ttg.captures(op)))]
             for k, region in enumerate(parts.regions):
                 w = Thread(f"{th.tid}.{k}", f"partition {k} ({self.src(op)})", dict(th.vc), list(th.trail))
-                self._bind(caps, list(region.blocks[0].arguments))
+                entry = self.s.canon_block(region.blocks[0])
+                self._bind(caps, self.arg_keys(entry))
                 workers.append(w)
-                self.spawn(w, self.blocks(w, region.blocks[0]))
+                self.spawn(w, self.blocks(w, entry))
         th.tick()
-        yield from self.blocks(th, op.regions[0].blocks[0])
+        yield from self.blocks(th, self.once(op, "body", _body))
         while not all(w.done for w in workers):
             th.blocked = f"the end of warp_specialize at {self.src(op)}"
             yield
@@ -900,23 +970,25 @@ class Sim(Bindings):
         self.env[res] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, src.exact)   # trans / reshape
 
     def _desc_operands(self, op):
-        """(name, source, result, result's memdesc)."""
-        return op.name, op.operands[0], op.results[0], self.k_md(op.results[0])
+        """(name, source's key, result's key, result's memdesc)."""
+        src, res = self.s.canon((op.operands[0], op.results[0]))
+        return op.name, id(src), id(res), self.k_md(res)
 
     def _index_step(self, op):
         """The step of a `ttg.memdesc_index` (buffer i of its source, `units` apart), its operands and sizes read
         when planned: the most frequent descriptor op of a ring's loop."""
-        src_v, i_v, res = op.operands[0], op.operands[1], op.results[0]
-        units, size = self.k_md(src_v).buffer_units, self.k_md(res).size
+        (src_v, i_v), res_v = self.s.canon(list(op.operands)[:2]), self.s.canon(op.results)[0]
+        units, size = self.k_md(src_v).buffer_units, self.k_md(res_v).size
+        src_k, i_k, res = id(src_v), id(i_v), id(res_v)
 
         def index(sim, th, op):
-            src = sim.env.get(src_v)
+            src = sim.env.get(src_k)
             if not isinstance(src, Foot):
                 return                  # not tracked (e.g. a descriptor of no allocation): uses will say
             if not src.exact:
                 sim.env[res] = Foot(src.alloc, src.lo, src.hi, src.tenant, src.label, False)
                 return
-            lo = src.lo + sim.val(i_v, op) * units
+            lo = src.lo + sim.need(i_k, op) * units
             sim.env[res] = Foot(src.alloc, lo, lo + size, src.tenant, src.label)
         return index
 
@@ -935,14 +1007,15 @@ class Sim(Bindings):
         return int(n * self.k_md(op.operands[0]).cols_per_element()) if n is not None else None
 
     def k_md(self, v):
+        k = self.s.key(v)
         try:
-            return self._mds[v]
+            return self._mds[k]
         except KeyError:
-            out = self._mds[v] = _md(self.k, v)
+            out = self._mds[k] = _md(self.k, v)
             return out
 
     def foot(self, v, op) -> Foot | None:
-        f = self.env.get(v)
+        f = self.env.get(self.s.key(v))
         if f is None and _is_desc(v, self.s.desc_types):
             raise Stop(f"{op.name} at {self.src(op)} uses a descriptor this run did not follow")
         return f
@@ -1101,7 +1174,7 @@ class Sim(Bindings):
         return self.bars[key]
 
     def _pred(self, op, k_from_end=None):
-        flags = self.once(op, "flags", ttg.predicates)
+        flags = self.once(op, "flag keys", self.s.predicate_keys)
         if not flags:
             return True
         p = self.env.get(flags[0] if k_from_end is None else flags[k_from_end])
@@ -1298,7 +1371,7 @@ def _tma_load(sim, th, op):
     nbytes = sim.k_md(data[0]).size
     if a is None:                    # not aliased: still counts towards its barrier's bytes
         sim.uids += 1
-        a = Access(op, sim.env[data[0]], True, "tma-load", th, tuple(th.trail), sim.steps, uid=sim.uids)
+        a = Access(op, sim.env[sim.s.key(data[0])], True, "tma-load", th, tuple(th.trail), sim.steps, uid=sim.uids)
     b.pending.append(("tma", a, nbytes, dict(th.vc)))
     sim.log(th, "  (its {} bytes count towards {}, phase {})", nbytes, b.key, b.phase)
 
@@ -1313,7 +1386,7 @@ def _tma_store(sim, th, op):
 
 
 def _store_wait(sim, th, op):
-    n = _attr_int(op, "pendings") or 0
+    n = sim.once(op, "pendings", _pendings)
     key = ("stores", th.tid)            # TMA stores of one thread retire in order (bulk groups)
     while len(th.stores) > n:
         seq, a = th.stores.pop(0)
@@ -1340,7 +1413,7 @@ def _wgmma(sim, th, op):
 
 
 def _wgmma_wait(sim, th, op):
-    n = _attr_int(op, "pendings") or 0
+    n = sim.once(op, "pendings", _pendings)
     key = ("wgmma", th.tid)             # wgmma groups of one thread retire in order
     while len(th.wgmma) > n:
         seq, group = th.wgmma.pop(0)
@@ -1372,7 +1445,7 @@ def _segments(op):
 def _tcgen05_operands(sim, op):
     """(A, B, D, use_acc or None, predicate or None, barriers, their predicates, which of A/B/D are
     descriptors)."""
-    seg, ops = _segments(op), list(op.operands)
+    seg, ops = _segments(op), sim.s.canon(op.operands)
     if seg is None or len(seg) != 8:
         raise Stop(f"{op.name} at {sim.src(op)}: unexpected operands (operandSegmentSizes {seg})")
     starts = [sum(seg[:k]) for k in range(8)]
@@ -1389,7 +1462,8 @@ def _tcgen05(sim, th, op):
     barriers complete it."""
     a_v, b_v, d_v, acc_v, pred_v, bars, bpreds, is_desc = sim.once(
         op, "tcgen05", lambda op: _tcgen05_operands(sim, op))
-    pred = sim.env.get(pred_v) if pred_v is not None else True
+    env, key = sim.env, sim.s.key
+    pred = env.get(key(pred_v)) if pred_v is not None else True
     if pred is None:
         raise Stop(f"the predicate of {op.name} at {sim.src(op)} cannot be computed by this run")
     if not pred:
@@ -1397,14 +1471,14 @@ def _tcgen05(sim, th, op):
     th.mma_seq += 1
     group = []
     uses = [(a_v, False, is_desc[0], "a"), (b_v, False, is_desc[1], "b")]
-    acc = sim.env.get(acc_v) if acc_v is not None else False
+    acc = env.get(key(acc_v)) if acc_v is not None else False
     if acc is None and is_desc[2] and (d := sim.foot(d_v, op)) is not None and sim.aliased(d.alloc):
         raise Stop(f"whether {op.name} at {sim.src(op)} accumulates (its use_acc) cannot be computed by this run, "
                    f"and its D shares bytes: whether it reads {d.label} is not followed")
     if acc:                          # it accumulates: it reads D, which must still be D's data
         uses.append((d_v, False, is_desc[2], "d"))
     uses.append((d_v, True, is_desc[2], "d"))
-    d = sim.env.get(d_v)
+    d = env.get(key(d_v))
     shape = sim.once(op, "tcgen05-shape", lambda op: (str(d_v.type), str(a_v.type)))   # printed once, not per step
     chain = (d.alloc.name, d.lo, d.hi, d.box, shape) if isinstance(d, Foot) else None
     for v, w, desc, role in uses:
@@ -1417,8 +1491,8 @@ def _tcgen05(sim, th, op):
         group = [Access(op, None, False, "tcgen05", th, tuple(th.trail), sim.steps, seq=th.mma_seq, uid=sim.uids)]
     th.mmas.append(group)
     for bv, pv in zip(bars, bpreds or [None] * len(bars)):
-        if pv is not None and not sim.env.get(pv, None):
-            if sim.env.get(pv) is None:
+        if pv is not None and not env.get(key(pv)):
+            if env.get(key(pv)) is None:
                 raise Stop(f"a barrier predicate of {op.name} at {sim.src(op)} cannot be computed")
             continue
         b = sim.bar(bv, op)
@@ -1520,10 +1594,17 @@ def _never_ran(kernel, alloc, sims) -> list:
     """The ops that no completed run executed and that access `alloc` (read from the model) or signal an
     mbarrier (an arrive, an expect, a commit, an MMA with `mbarriers=`: it may complete a phase early, and so
     order less than the runs saw)."""
-    ran = set().union(*(s.ran for s in sims))
     ops = [op for op, names in kernel.touches.items()
            if alloc.name in names and (op.name in ACCESS or op.name in BARRIER_OPS)] + _signals(kernel)
-    return [op for op in dict.fromkeys(ops) if op not in ran]
+    return [op for op in dict.fromkeys(ops) if not _executed(op, sims)]
+
+
+def _executed(op, sims) -> bool:
+    """Did one of `sims` execute `op`? (A run holds the ops it ran by the id of the walk's wrapper.)"""
+    if not sims:
+        return False
+    k = id(sims[0].s.op_of.get(op, op))
+    return any(k in s.ran for s in sims)
 
 
 DIRECTED_RUNS = 4      # runs a proof aims at never-run ops (of at most DIRECTED_OPS solved for)
@@ -1550,7 +1631,7 @@ def _directed(kernel, path, budget, made, ops, sims) -> list:
         z3.And(0 <= p, p < n, n <= DIRECTED_MAX) for p, n in axes]
     tried = set()   # (arguments, program) of the runs made: two ops one model reaches share a run
     for op in ops[:DIRECTED_OPS]:
-        if len(tried) == DIRECTED_RUNS or any(op in s.ran for s in sims + out):
+        if len(tried) == DIRECTED_RUNS or _executed(op, sims + out):
             continue
         cond = enc.path_condition(op)   # (may add facts: the solver is asked for after it)
         solver = enc.solver(1)
