@@ -257,7 +257,6 @@ class _Static:
         # a value's one wrapper (`key`), which `values` keeps alive, so no other object takes that id.
         self.values: dict = {}           # value -> its one wrapper
         self.keyed: set = set()          # the ids of those wrappers
-        self.op_of: dict = {}            # op -> its one wrapper (the walk's)
         self.block_of: dict = {}         # block -> its one wrapper (a `_ByObject` memo grows by each new one)
         self._const_env = self._key_plan = None
 
@@ -310,13 +309,12 @@ class _Static:
         return self._const_env
 
     def read_and_consts(self) -> tuple:
-        """(the scalars a run reads, the kernel's integer constants, who reads each, {op: (name, results, stepped)}),
-        found at the first run: `Sim.plan` leaves out the scalar arithmetic no run reads and every constant (set
-        once at each run's start), and takes each op's name, results and whether a run steps through it from the
-        same walk."""
+        """(the scalars a run reads, the kernel's integer constants, who reads each, {op: (the walk's wrapper of it,
+        its name, results, whether a run steps through it)}), found at the first run: `Sim.plan` leaves out the
+        scalar arithmetic no run reads and every constant (set once at each run's start), and takes each op's
+        wrapper, name, results and whether a run steps through it from the same walk."""
         if self._read is None:
-            self.op_of = {op: op for op in self._ops}
-            self._read = _scalars_read(self._ops, self.desc_types, self.scalar_types, self.canon)
+            self._read = _scalars_read(self._ops, self.desc_types, self.scalar_types)
         return self._read
 
     @property
@@ -345,19 +343,20 @@ def _scalar_op(name, results, scalar_types) -> bool:
     return name in _SCALAR_STEPS and bool(results) and all(_is_scalar(r, scalar_types) for r in results)
 
 
-def _scalars_read(ops, desc_types, scalar_types, canon=list) -> tuple:
-    """(the scalar values some run may read, {constant: its value}, {value: the ops a run reads it for}, {op: (its
-    name, its results, whether a run steps through it)}: one walk of the operands and types). A run
+def _scalars_read(ops, desc_types, scalar_types) -> tuple:
+    """(the scalar values some run may read, {constant: its value}, {value: the ops a run reads it for}, {op: (the
+    walk's wrapper of it, its name, its results, whether a run steps through it)}: one walk of the operands and
+    types). A run
     reads the operands of every op it steps through but scalar arithmetic (control flow, descriptors, barriers,
     accesses, terminators, what it does not model), less TMA coordinates and what feeds only tensors and
     pointers (addresses), and what the scalar arithmetic reaching those computes them from. The rest (a GEMM's
     tile offsets and swizzle) no run needs, and its steps were a third of blackwell_gemm's; constants were a
-    fifth, stepped at every iteration. `canon`: a list of values as the wrappers runs key by (`_Static.canon`)."""
+    fifth, stepped at every iteration."""
     defs, roots, consts, readers, info = {}, [], {}, {}, {}
     for op in ops:
-        name, results = op.name, canon(op.results)
+        name, results = op.name, list(op.results)
         if _scalar_op(name, results, scalar_types):
-            info[op] = (name, results, True)
+            info[op] = (op, name, results, True)
             if name == "arith.constant":
                 value = constant_value(op)
                 if value is not None:
@@ -366,10 +365,10 @@ def _scalars_read(ops, desc_types, scalar_types, canon=list) -> tuple:
                 defs.update((r, op) for r in results)
             continue
         stepped = _stepped(op, name, results, desc_types, scalar_types)
-        info[op] = (name, results, stepped)
+        info[op] = (op, name, results, stepped)
         if not stepped:
             continue                     # tensor arithmetic, global memory: no run steps through it
-        for v in canon(op.operands):
+        for v in op.operands:
             if not (_is_scalar(v, scalar_types) and _tma_coordinate(name, v)):
                 roots.append(v)
                 readers.setdefault(v, []).append(op)
@@ -381,7 +380,7 @@ def _scalars_read(ops, desc_types, scalar_types, canon=list) -> tuple:
             op = defs.get(v)
             if op is not None and op not in computed:
                 computed.add(op)
-                operands = canon(op.operands)
+                operands = list(op.operands)
                 for w in operands:
                     readers.setdefault(w, []).append(op)
                 todo += operands
@@ -402,8 +401,7 @@ def _key_plan(kernel, s) -> tuple:
     while todo:
         for op in todo.pop(0).operations:
             op = _op(op)
-            op = s.op_of.get(op, op)
-            name, results, _ = info.get(op) or (op.name, list(op.results), None)
+            op, name, results, _ = info.get(op) or (op, op.name, list(op.results), None)
             if name != "arith.constant" and _scalar_op(name, results, s.scalar_types) and \
                     (not len(op.operands) or any(v in dep for v in op.operands)):
                 dep.update(results)
@@ -776,12 +774,12 @@ class Sim(Bindings):
 
     def _plan(self, block) -> list:
         ops, descs, scalars = [], self.s.desc_types, self.s.scalar_types
-        read, info, op_of, canon = self.s.read, self.s.ops, self.s.op_of, self.s.canon
+        read, info = self.s.read, self.s.ops
         for op in block.operations:
             op = _op(op)
-            op = op_of.get(op, op)       # the walk's wrapper: the one the static memos key by
             known = info.get(op)         # (each read through the bindings makes a new object: read once)
-            name, results, stepped = known or (op.name, list(op.results), None)
+            op, name, results, stepped = known or (op, op.name, list(op.results), None)   # the walk's wrapper: the
+                                         # one the memos of ops key by
             if name == "arith.constant" or name in _SCALAR_STEPS and not any(r in read for r in results):
                 continue                 # set at the run's start, or read by no run (`_scalars_read`)
             if stepped if known else _stepped(op, name, results, descs, scalars):
@@ -1600,10 +1598,10 @@ def _never_ran(kernel, alloc, sims) -> list:
 
 
 def _executed(op, sims) -> bool:
-    """Did one of `sims` execute `op`? (A run holds the ops it ran by the id of the walk's wrapper.)"""
+    """Did one of `sims` execute `op`? (A run holds the ops it ran by the id of the walk's wrapper: `_scalars_read`.)"""
     if not sims:
         return False
-    k = id(sims[0].s.op_of.get(op, op))
+    k = id((sims[0].s.ops.get(op) or (op,))[0])
     return any(k in s.ran for s in sims)
 
 
