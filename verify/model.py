@@ -325,21 +325,25 @@ class ModelBuilder:
                     except (ValueError, AttributeError) as exc:
                         self.notes.append(f"unreadable tlx.overlap on {op.name}: {exc}")
             # every descriptor an op defines or uses: a use of one the model cannot follow is recorded
-            for v in list(op.results) + list(op.operands):
+            for v in op.results:
                 if self.md(v) is not None:
                     self.refs(v)
+            desc_operands = []           # (a value's type read once: each read is a binding call and a hash)
+            for v in op.operands:
+                if self.md(v) is not None:
+                    desc_operands.append(v)
+                    self.refs(v)
             if name not in DESC_OPS and name not in _FORWARDING:   # an access (load, store, mma ...)
-                for v in op.operands:
-                    if self.md(v) is not None:
-                        for r in self.refs(v):
-                            self.touches.setdefault(op, set()).add(r.view.alloc.name)
-                            r.view.accessed_at = r.view.accessed_at or loc_info(op.location, self.path)[1] or "?"
-                            if r.site is None:
-                                r.view.used_whole = True
-                            if r.sub is not None:
-                                r.sub.accessed = True
-                            if r.sub is None or not r.sub.borrow:
-                                r.view.accessed_itself = True
+                for v in desc_operands:
+                    for r in self.refs(v):
+                        self.touches.setdefault(op, set()).add(r.view.alloc.name)
+                        r.view.accessed_at = r.view.accessed_at or loc_info(op.location, self.path)[1] or "?"
+                        if r.site is None:
+                            r.view.used_whole = True
+                        if r.sub is not None:
+                            r.sub.accessed = True
+                        if r.sub is None or not r.sub.borrow:
+                            r.view.accessed_itself = True
         name = _attr_str(self.func, "sym_name") or "kernel"
         src = self.where(self.func)[1]
         return Kernel(name, src or f"kernel {name}", self.allocs, self.sites, self.notes, self.trees, self.enc,
@@ -387,8 +391,9 @@ class ModelBuilder:
 
     # -- what a descriptor value denotes (list of alternatives), memoized
     def refs(self, v) -> list:
-        if v in self.memo:
-            return self.memo[v]
+        known = self.memo.get(v)                # (one lookup: a value's hash is a binding call)
+        if known is not None:
+            return known
         self.memo[v] = []                       # cycle guard (loop-carried descriptors)
         out = self._refs(v)
         uniq, seen = [], set()
