@@ -222,10 +222,11 @@ class _ByObject(dict):
     step with the same wrappers, its plans'. Each entry holds its object, so no other object can take its id
     while the entry is kept; another wrapper of the same op or block is another entry with the same answer."""
 
-    def read(self, obj, read):
+    def read(self, obj, compute):
+        """`compute(obj)`, computed on the first call for `obj` only."""
         entry = self.get(id(obj))
         if entry is None:
-            entry = self[id(obj)] = (obj, read(obj))
+            entry = self[id(obj)] = (obj, compute(obj))
         return entry[1]
 
 
@@ -396,7 +397,7 @@ def _key_plan(kernel, s) -> tuple:
     if s._key_plan is not None:
         return s._key_plan
     read, info = s.read, s.ops
-    dep, once, steps = set(s.canon(_int_args(kernel))), set(), []
+    dep, once, steps = set(_int_args(kernel)), set(), []
     todo = [kernel.func.regions[0].blocks[0]]
     while todo:
         for op in todo.pop(0).operations:
@@ -413,11 +414,10 @@ def _key_plan(kernel, s) -> tuple:
                 todo.append(op.regions[0].blocks[0])
                 if parts is not None:
                     once.update((op, parts))   # (whichever of the two holds the captures: followed below)
-                    caps = s.canon(ttg.captures(op))
-                    pairs = [(c, s.canon(ttg.partition_args(parts, k))) for k, c in enumerate(caps) if c in dep]
+                    pairs = [(c, ttg.partition_args(parts, k)) for k, c in enumerate(ttg.captures(op)) if c in dep]
                     for _, args in pairs:
                         dep.update(args)
-                    steps.append(_capture_step([(s.key(c), [id(a) for a in args]) for c, args in pairs]))
+                    steps.append(_capture_step([(s.key(c), s.keys(args)) for c, args in pairs]))
                     todo += [region.blocks[0] for region in parts.regions]
     readers = s.readers   # (a splat of an argument, a TMA coordinate: no run reads it)
     inputs = [s.key(v) for v in dep if any(op not in once for op in readers.get(v, ()))]
