@@ -20,14 +20,20 @@ stages spend more on the lowered kernel than on the unshared one (Membar and the
 proof on its own thread (the default), with it inside the `ttgir` stage (a stages hook over the plugin's that
 replaces the last stage, which makes the plugin wait for the proof at `ttgir`), and without the plugin,
 interleaved; medians of the whole compile.
+
+`--triton-passes` says where "added in all" goes: each kernel compiled with the plugin and without it, interleaved,
+with MLIR's pass timing on (`MLIR_ENABLE_TIMING=1`, read by every pass manager Triton makes), and the wall time of
+each of Triton's own passes summed over the compile; medians per pass, the passes that added the most listed.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import platform
 import contextlib
+import re
 import statistics
 import tempfile
 import time
@@ -139,6 +145,52 @@ def proof_thread_ab(build, repeat: int) -> dict:
     return {k: statistics.median(v) for k, v in rows.items()}
 
 
+_PASS_TIME = re.compile(r"^ {4}(\d+\.\d+) \(\s*[\d.]+%\)  (\S.*)$", re.M)   # a top-level pass's row
+
+
+def _pass_times(report: str) -> dict:
+    """{pass: seconds} summed over every execution time report MLIR printed (one per pass manager), the rows of
+    passes themselves (not the nested analyses, not "Rest" and "Total")."""
+    out = collections.Counter()
+    for seconds, name in _PASS_TIME.findall(report):
+        if name not in ("Rest", "Total"):
+            out[name] += float(seconds)
+    return out
+
+
+def triton_passes(build, repeat: int) -> dict:
+    """Medians (ms) of each of Triton's passes over interleaved compiles with and without the plugin, and of
+    their sum; the baseline's reason for being none ("n/a" as in the main table)."""
+    hook.install()
+    compiled = build()
+    runs, unshared = {"with": [], "without": []}, None
+    os.environ["MLIR_ENABLE_TIMING"] = "1"
+    try:
+        for _ in range(repeat):
+            for mode in ("with", "without"):
+                if mode == "without":
+                    hook.uninstall()
+                with hook.unlowered() if mode == "without" else contextlib.nullcontext(), \
+                        _triton.captured_stderr() as err:
+                    kernel = _compile(compiled)[1]
+                    runs[mode].append(_pass_times(err()))
+                if mode == "without":
+                    unshared = kernel
+                hook.install()
+    finally:
+        del os.environ["MLIR_ENABLE_TIMING"]
+    names = {n for r in runs["with"] + runs["without"] for n in r}
+    out = {mode: {n: 1e3 * statistics.median(r.get(n, 0.0) for r in rs) for n in names} for mode, rs in runs.items()}
+    out["total"] = {mode: 1e3 * statistics.median(sum(r.values()) for r in rs) for mode, rs in runs.items()}
+    out["no_baseline"] = _no_baseline(unshared)
+    return out
+
+
+def _added_passes(m, top=4) -> str:
+    grew = sorted(m["with"], key=lambda n: m["without"][n] - m["with"][n])[:top]
+    return "; ".join(f"{n} {m['with'][n]:.0f} / {m['without'][n]:.0f}" for n in grew)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5, help="compiles per column and kernel (default 5)")
@@ -149,6 +201,9 @@ def main(argv=None):
     ap.add_argument("--proof-thread-ab", action="store_true",
                     help="compile with the proof beside code generation, inside the ttgir stage and without the "
                          "plugin, interleaved (see the module doc)")
+    ap.add_argument("--triton-passes", action="store_true",
+                    help="the time of each of Triton's own passes with the plugin and without it (see the module "
+                         "doc): where \"added in all\" goes")
     args = ap.parse_args(argv)
     if args.no_row_windows:
         from tlx_alias import _triton
@@ -174,6 +229,13 @@ def _run(args):
                 "the proof's CPU time"],
                lambda m: [f"{m['beside']:.0f}", f"{m['inside']:.0f}", f"{m['off']:.0f}",
                           f"{m['inside'] - m['beside']:.0f}", f"{m['proof']:.1f}"])
+        return
+    if args.triton_passes:
+        _table(cases, args.repeat, triton_passes,
+               ["Triton's passes with plugin", "without", "added", "the passes that added most (with / without)"],
+               lambda m: [f"{m['total']['with']:.0f}", f"{m['total']['without']:.0f}",
+                          f"n/a ({m['no_baseline']})" if m["no_baseline"]
+                          else f"{m['total']['with'] - m['total']['without']:.0f}", _added_passes(m)])
         return
     _table(cases, args.repeat, measure,
            ["target", "compile with plugin", "without", "bridge to_upstream", "passes", "bridge to_triton",
