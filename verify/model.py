@@ -283,6 +283,8 @@ class Kernel:
     aliases: dict = field(default_factory=dict)  # attribute alias definitions (for memdesc types met later)
     touches: dict = field(default_factory=dict)  # access op -> names of the allocations it reaches (P7's coverage)
     ops: list = field(default_factory=list)      # every op of the function, pre-order (one walk for all readers)
+    types: dict = field(default_factory=dict)    # MLIR type -> its MemDesc or None, as the model parsed it (P7 reads
+                                                 # the same types: parsing a memdesc printout is a tenth of its setup)
 
 
 class ModelBuilder:
@@ -347,7 +349,7 @@ class ModelBuilder:
         name = _attr_str(self.func, "sym_name") or "kernel"
         src = self.where(self.func)[1]
         return Kernel(name, src or f"kernel {name}", self.allocs, self.sites, self.notes, self.trees, self.enc,
-                      self.untracked, self.bad, self.func, self.aliases, self.touches, ops)
+                      self.untracked, self.bad, self.func, self.aliases, self.touches, ops, self._of_type)
 
     def md(self, value) -> MemDesc | None:
         return per_type(self._of_type, value.type, lambda text: self._md_of_text(text, value))

@@ -1308,8 +1308,8 @@ class Sim(Bindings):
 
 
 def _md(kernel, v):
-    return per_type(kernel.__dict__.setdefault("_p7_types", {}), v.type,
-                    lambda text: parse_memdesc(text, getattr(kernel, "aliases", None) or {}))
+    """`v`'s memdesc, from the types the model parsed (`Kernel.types`) or parsed here."""
+    return per_type(kernel.types, v.type, lambda text: parse_memdesc(text, getattr(kernel, "aliases", None) or {}))
 
 
 class _Trail:

@@ -332,6 +332,21 @@ def test_p5_carried_ring_counter(update, expect):
         assert "iteration 3 of the loop at" in v.detail and "iter_arg 0 = 3" in v.detail
 
 
+@pytest.mark.parametrize("init", [5, -1])
+def test_p5_ring_counter_entering_outside_its_range(init):
+    """x' = (x + 1) % 3 keeps 0 <= x < 3 once there, but a counter that enters the loop at 5 (or -1) selects
+    slot 5 (-1) first: the bound is inductive and false at entry, so a loop fact holds only under its premise
+    on the entry values (every other carried counter in these tests starts in range, at 0; assumed without
+    the premise, this one was "proven")."""
+    update = '%x1 = "arith.addi"(%x, %c1) : (i32, i32) -> i32\n%next = "arith.remsi"(%x1, %c3) : (i32, i32) -> i32'
+    start = f'%init = "arith.constant"() <{{value = {init} : i32}}> : () -> i32'
+    body = loop(index_ring("%x") + "\n" + update, carried=True).replace("%c1, %c0)", "%c1, %init)")
+    r = prove(kernel(RING + "\n" + start + "\n" + body))
+    (v,) = bad(r, "P5")
+    assert v.status == VIOLATION, r.text()
+    assert f"= {init} at g.py:9 (must be in [0, 3)) on a run with" in v.detail and "iteration 0 of the loop" in v.detail
+
+
 def _ring_and_phase_loop(phase_indexes_too=False):
     """A ring index %x (x' = (x + 1) % 3, indexing %a) and a phase %ph (ph' = ph ^ 1) carried by one loop; the
     phase feeds the mbarrier wait only, or (phase_indexes_too) also indexes the ring."""
