@@ -284,7 +284,7 @@ class Kernel:
     touches: dict = field(default_factory=dict)  # access op -> names of the allocations it reaches (P7's coverage)
     ops: list = field(default_factory=list)      # every op of the function, pre-order (one walk for all readers)
     types: dict = field(default_factory=dict)    # MLIR type -> its MemDesc or None, as the model parsed it (P7 reads
-                                                 # the same types: parsing a memdesc printout is a tenth of its setup)
+                                                 # the same types: parsing them again was a tenth of its first run)
 
 
 class ModelBuilder:
