@@ -1309,7 +1309,7 @@ class Sim(Bindings):
 
 def _md(kernel, v):
     """`v`'s memdesc, from the types the model parsed (`Kernel.types`) or parsed here."""
-    return per_type(kernel.types, v.type, lambda text: parse_memdesc(text, getattr(kernel, "aliases", None) or {}))
+    return per_type(kernel.types, v.type, lambda text: parse_memdesc(text, kernel.aliases))
 
 
 class _Trail:
