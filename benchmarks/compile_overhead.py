@@ -24,6 +24,10 @@ interleaved; medians of the whole compile.
 `--triton-passes` says where "added in all" goes: each kernel compiled with the plugin and without it, interleaved,
 with MLIR's pass timing on (`MLIR_ENABLE_TIMING=1`, read by every pass manager Triton makes), and the wall time of
 each of Triton's own passes summed over the compile; medians per pass, the passes that added the most listed.
+
+`--dump-ttgir DIR` writes each kernel's TTGIR as Triton's `ttgir` stage leaves it, lowered and unshared; `--ttgir FILE
+...` compiles such files (edited by hand: another lowering form, tried before it is built) from that stage on without
+the plugin, interleaved, and times Triton's passes as `--triton-passes` does: what a form of the views costs Triton.
 """
 
 from __future__ import annotations
@@ -186,6 +190,71 @@ def triton_passes(build, repeat: int) -> dict:
     return out
 
 
+def dump_ttgir(cases, directory):
+    """<kernel>.lowered.ttgir and <kernel>.unshared.ttgir for each case: the module Triton's `ttgir` stage returns."""
+    os.makedirs(directory, exist_ok=True)
+    for name, build in cases:
+        hook.install()
+        compiled, slug = build(), name.split()[0]
+        with knobs.compilation.scope():
+            knobs.compilation.always_compile = True
+            lowered = _compile(compiled)[1]
+            hook.uninstall()
+            try:
+                with hook.unlowered():
+                    unshared = _compile(compiled)[1]
+            finally:
+                hook.install()
+        for kind, kernel in (("lowered", lowered), ("unshared", unshared)):
+            path = os.path.join(directory, f"{slug}.{kind}.ttgir")
+            with open(path, "w") as f:
+                f.write(kernel.asm["ttgir"])
+            print(path)
+
+
+_TARGET = re.compile(r'ttg\.target = "cuda:(\d+)"')
+
+
+def ttgir_passes(paths, repeat: int) -> dict:
+    """{path: {pass: median ms}} of Triton's passes compiling each TTGIR file from the `ttgir` stage on (the target
+    its module names), the plugin uninstalled, the files interleaved; "total": the median of their sum."""
+    from triton.backends.compiler import GPUTarget
+    targets_of = {}
+    for path in paths:
+        try:
+            with open(path) as f:
+                m = _TARGET.search(f.read())
+        except OSError as exc:
+            raise SystemExit(f"{path}: {exc.strerror}") from None
+        if m is None:
+            raise SystemExit(f"{path}: no `ttg.target = \"cuda:NN\"` module attribute (dump it with --dump-ttgir)")
+        targets_of[path] = GPUTarget("cuda", int(m.group(1)), 32)
+    runs = {path: [] for path in paths}
+    hook.uninstall()
+    os.environ["MLIR_ENABLE_TIMING"] = "1"
+    try:
+        with knobs.compilation.scope():
+            knobs.compilation.always_compile = True
+            for _ in range(repeat):
+                for path in paths:
+                    with _triton.captured_stderr() as err:
+                        try:
+                            triton.compile(path, target=targets_of[path])
+                        except Exception as exc:   # a hand edit Triton rejects: say where, not only that it did
+                            errors = [line for line in err().splitlines() if "error" in line]
+                            raise SystemExit(f"{path}: {exc}\n" + "\n".join(errors)) from None
+                        runs[path].append(_pass_times(err()))
+    finally:
+        del os.environ["MLIR_ENABLE_TIMING"]
+        hook.install()
+    out = {}
+    for path, rs in runs.items():
+        names = {n for r in rs for n in r}
+        out[path] = {n: 1e3 * statistics.median(r.get(n, 0.0) for r in rs) for n in names}
+        out[path]["total"] = 1e3 * statistics.median(sum(r.values()) for r in rs)
+    return out
+
+
 def _added_passes(m, top=4) -> str:
     grew = sorted(m["with"], key=lambda n: m["without"][n] - m["with"][n])[:top]
     return "; ".join(f"{n} {m['with'][n]:.0f} / {m['without'][n]:.0f}" for n in grew)
@@ -204,6 +273,11 @@ def main(argv=None):
     ap.add_argument("--triton-passes", action="store_true",
                     help="the time of each of Triton's own passes with the plugin and without it (see the module "
                          "doc): where \"added in all\" goes")
+    ap.add_argument("--dump-ttgir", metavar="DIR",
+                    help="write each kernel's TTGIR as the ttgir stage leaves it, lowered and unshared, into DIR")
+    ap.add_argument("--ttgir", nargs="+", metavar="FILE",
+                    help="time Triton's passes compiling these TTGIR files from the ttgir stage on, without the "
+                         "plugin, interleaved (see the module doc)")
     args = ap.parse_args(argv)
     if args.no_row_windows:
         from tlx_alias import _triton
@@ -223,6 +297,17 @@ def _run(args):
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else "?"
     print(f"triton {triton.__version__}, {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs "
           f"({usable} usable), median of {args.repeat} interleaved compiles per column; times in ms")
+    if args.dump_ttgir:
+        dump_ttgir(cases, args.dump_ttgir)
+        return
+    if args.ttgir:
+        times = ttgir_passes(args.ttgir, args.repeat)
+        print("| TTGIR file | Triton's passes | the largest passes |")
+        print("|---|---|---|")
+        for path, m in times.items():
+            top = sorted((n for n in m if n != "total"), key=m.get, reverse=True)[:4]
+            print(f"| {os.path.basename(path)} | {m['total']:.0f} | " + "; ".join(f"{n} {m[n]:.0f}" for n in top) + " |")
+        return
     if args.proof_thread_ab:
         _table(cases, args.repeat, proof_thread_ab,
                ["proof beside code generation", "proof inside ttgir", "without plugin", "saved",
