@@ -87,8 +87,9 @@ def main(argv=None):
     views = lowered_views(k.asm["ttgir"])
     print(f"{'view':8} {'type':44} {'offset':>6} {'stride':>6} {'cols':>4}  columns per buffer index")
     for name, view, ty in views:
-        spans = ", ".join(f"[{i}] {view.address(i)}-{view.address(i) + view.slot - 1}" for i in range(view.num))
-        print(f"{name:8} {ty[len('!ttg.memdesc<'):].split(',')[0]:44} {view.offset:>6} {view.stride:>6} {view.slot:>4}  {spans}")
+        cols = view.buffer[1]
+        spans = ", ".join(f"[{i}] {view.address(i)}-{view.address(i) + cols - 1}" for i in range(view.num))
+        print(f"{name:8} {ty[len('!ttg.memdesc<'):].split(',')[0]:44} {view.offset:>6} {view.stride:>6} {cols:>4}  {spans}")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,12 @@ slot of the view: a view over the whole spec made Membar and the proxy-fence pas
 separate allocations) an SMEM view starts instead at the backing row holding its first buffer and ends after
 the row holding its last, where those rows are whole buffers: a `ttg.memdesc_subslice` of rows (`base` in
 `tlx.view`), or from row 0 the backing itself reinterpreted to fewer slots (a subslice there would only add
-one more footprint for Triton to compute). 3.6-3.8 verify a subslice only on power-of-two shapes.
+one more footprint for Triton to compute). 3.6-3.8 verify a subslice only on power-of-two shapes. With the
+same option a TMEM view of one-column buffers (32-bit elements) whose buffers lie in slots of W columns (W the
+largest power of two that divides the spec and every stride and holds the buffer) is [total/W, M, W], not [total, M, 1]
+(`tlx.view` slot W, width 1): its index selects the slot, a `ttng.tmem_subslice` at the buffer's column (3.9's
+`offset`) and a reinterpret to the buffer's own type (tagged with the view's `tlx.alloc`) select the buffer;
+seed 000's alpha, l and m: 2 slots instead of 256, each one more footprint for Triton 3.9's TMEM analyses.
 Every `ttg.memdesc_index` reached from the view — directly or through scf.for / scf.if / scf.while
 values and ttg.warp_specialize captures, whose types are updated — gets its index rewritten to
   offset/b + (i // (K_1..K_m)) * T/b + sum_l ((i // K_{l+1}..K_m) % K_l) * U_l/b      (b = buffer size)
@@ -20,6 +25,8 @@ with constant indices folded. The spec op is erased. Any other use of a multi-bu
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass, replace
 
 from tlx_alias import layout, targets, ttg
@@ -130,10 +137,12 @@ def _replace_with_view(alloc, backing, total, ctx, exact_views, row_windows):
         fail(alloc, NAME, f"buffer '{display_name(alloc)}' ({b} {unit_of(desc)}) does not tile its spec's {total}",
              "run tlx-size-definition with the same exact_views option first")
     where = layout.ViewLayout(offset, stride, b, desc.shape[0], tuple(radices), tuple(strides))
-    source = backing.result
+    source, view_text = backing.result, None
     if row_windows and desc.space != TMEM:
         source, where, slots = _window(backing, where, total, slots, alloc)
-    view_type = ir.Type.parse(with_leading(desc.text, slots))
+    elif row_windows:
+        where, slots, view_text = _column_slots(where, total, desc, slots)
+    view_type = ir.Type.parse(view_text or with_leading(desc.text, slots))
     view = ir.Operation.create("ttg.memdesc_reinterpret", results=[view_type],
                                operands=[source], loc=alloc.location, ip=ir.InsertionPoint(alloc))
     for key in ("tlx.alloc", "tlx.src", "tlx.name", "tlx.spec", "tlx.no_reuse_tree"):  # what the verifier reads
@@ -146,7 +155,8 @@ def _replace_with_view(alloc, backing, total, ctx, exact_views, row_windows):
     view.attributes["tlx.view"] = to_attr(where.fields())
     alloc.result.replace_all_uses_with(view.result)
     alloc.erase()
-    _retype_and_rewrite(view.result, where, alloc_src=src_of(view))
+    tags = {key: view.attributes[key] for key in ("tlx.alloc", "tlx.name") if key in view.attributes}
+    _retype_and_rewrite(view.result, where, alloc_src=src_of(view), tags=tags)
 
 
 def _window(backing, where, total, slots, alloc):
@@ -169,11 +179,53 @@ def _window(backing, where, total, slots, alloc):
     return window.result, replace(where, base=base), units // where.slot
 
 
+def _column_slots(where, total, desc, slots):
+    """(layout, slots, view type or None) of a TMEM view: where its one-buffer slots would be many more than the
+    spec's slots of W columns (W the largest power of two that divides the spec and every stride and holds the
+    buffer at the offset's remainder; a TMEM encoding's blockN is a power of two), slots of W columns with the
+    buffer a window of `width` columns in each (`tlx.view`'s width; `_select_window` emits the subslice):
+    Triton 3.9's TMEM analyses compute a footprint per slot a runtime index may select (seed 000's one-column
+    buffers: 256 slots of one column -> 2 of 128). Buffers of 32-bit elements one column each, [num, M, N],
+    only; the others keep one slot per buffer."""
+    b = where.slot
+    if len(desc.shape) != 3 or desc.bits != 32 or desc.cols_per_element() != 1 or desc.shape[2] != b:
+        return where, slots, None
+    w = math.gcd(total, *(u for u in where.strides), *((where.stride,) if where.num > where.group else ()))
+    w &= -w                      # a TMEM encoding's blockN is a power of two
+    if w <= b or (where.offset - where.base) % w + b > w or w != desc.units((desc.shape[1], w)):
+        return where, slots, None
+    block_m = desc.tmem_params.get("blockM", desc.shape[1])
+    text = (f"!ttg.memdesc<{total // w}x{desc.shape[1]}x{w}x{desc.elem}, #ttng.tensor_memory_encoding<"
+            f"blockM = {block_m}, blockN = {w}, colStride = 1>, #ttng.tensor_memory, mutable>")
+    return replace(where, slot=w, width=b), total // w, text
+
+
+def _select_window(op, where, tags):
+    """After the `memdesc_index` `op` of a view whose buffers are windows of its slots: the buffer's columns of
+    the slot (`ttng.tmem_subslice`), reinterpreted to the buffer's own type (carrying the view's `tags`: the
+    verifier and P7 read it as the view's buffer) for every user of the buffer."""
+    buffer = op.results[0]
+    buffer_type, users = buffer.type, list(buffer.uses)
+    m, (c, n), w = memdesc_of(buffer).shape[0], where.buffer, where.slot
+    slot_text = re.sub(r"memdesc<\d+x", "memdesc<", str(op.operands[0].type), count=1)   # [M, W]
+    column_text = slot_text.replace(f"<{m}x{w}x", f"<{m}x{n}x", 1)[:-1] + f", {m}x{w}>"     # [M, n] of [M, W]
+    buffer.set_type(ir.Type.parse(slot_text))
+    ip, loc = ir.InsertionPoint(op), op.location
+    sub = ir.Operation.create("ttng.tmem_subslice", results=[ir.Type.parse(column_text)], operands=[buffer],
+                              attributes={"offset": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), c)},
+                              loc=loc, ip=ip)
+    own = ir.Operation.create("ttg.memdesc_reinterpret", results=[buffer_type], operands=[sub.result],
+                              attributes=dict(tags), loc=loc, ip=ip)
+    op.move_before(sub)
+    for use in users:
+        use.owner.operands[use.operand_number] = own.result
+
+
 def unit_of(desc) -> str:
     return "columns" if desc.space == TMEM else "bytes"
 
 
-def _retype_and_rewrite(view, where, alloc_src):
+def _retype_and_rewrite(view, where, alloc_src, tags=None):
     """Give every value that carries `view` (loop-carried, yielded, captured) the view's type, and rewrite
     the index of every `ttg.memdesc_index` of it. A carried value that also receives another descriptor is
     an error: one index rewrite cannot serve both."""
@@ -184,6 +236,8 @@ def _retype_and_rewrite(view, where, alloc_src):
             owner, pos = use.owner, use.operand_number
             if owner.name == "ttg.memdesc_index" and pos == 0:
                 _rewrite_index(owner, where)
+                if where.width:
+                    _select_window(owner, where, tags or {})
             elif owner.name in ("ttg.local_dealloc", "ttng.tmem_dealloc"):
                 owner.erase()
             else:

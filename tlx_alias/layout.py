@@ -184,7 +184,10 @@ class ViewLayout:
     demo read it; `text` is its display in messages. `base`: where the IR's view starts (units into the spec,
     a multiple of the slot). A view that starts at its first buffer instead of the spec's start spans only its own
     buffers, which keeps Triton 3.9's exact shared-memory analyses (one footprint per possible index) small.
-    Offsets and strides stay spec-relative; `slot_of` counts slots from the view's start.
+    Offsets and strides stay spec-relative; `slot_of` counts slots from the view's start. `width`: the units of
+    one buffer where it is narrower than the view's slot (a TMEM view of 128-column slots whose buffers are one
+    column: the index selects the slot, a `ttng.tmem_subslice` the buffer in it, at `offset` modulo the slot);
+    0 (not written): the buffer is the whole slot.
     """
     offset: int
     stride: int
@@ -194,6 +197,7 @@ class ViewLayout:
     strides: tuple = ()        # U_1..U_m
     group: int = None          # K: the product of the radices, unless read from IR that says otherwise
     base: int = 0              # where the IR's view starts (units into the spec)
+    width: int = 0             # units of one buffer narrower than its slot; 0: the whole slot
 
     def __post_init__(self):
         if self.group is None:
@@ -201,8 +205,11 @@ class ViewLayout:
 
     def fields(self) -> dict:
         """The entries of the view's `tlx.view` attribute."""
-        return {"offset": self.offset, "stride": self.stride, "group": self.group, "num": self.num,
-                "slot": self.slot, "radices": list(self.radices), "strides": list(self.strides), "base": self.base}
+        out = {"offset": self.offset, "stride": self.stride, "group": self.group, "num": self.num,
+               "slot": self.slot, "radices": list(self.radices), "strides": list(self.strides), "base": self.base}
+        if self.width:
+            out["width"] = self.width
+        return out
 
     @staticmethod
     def from_fields(kv: dict) -> "ViewLayout":
@@ -214,14 +221,23 @@ class ViewLayout:
             raise ValueError("tlx.view: integer entries, and radices and strides arrays of integers, expected")
         if len(digits[0]) != len(digits[1]):
             raise ValueError("tlx.view: as many strides as radices expected")
+        width = kv.get("width", 0)
+        if type(width) is not int:
+            raise ValueError("tlx.view: width must be an integer")
         return ViewLayout(ints["offset"], ints["stride"], ints["slot"], ints["num"], *digits, ints["group"],
-                          ints["base"])
+                          ints["base"], width)
 
     def text(self) -> str:
         """For messages: offset=..,stride=..,group=..,num=..,slot=..,radices=[..],strides=[..][,base=..]."""
         return (f"offset={self.offset},stride={self.stride},group={self.group},num={self.num},slot={self.slot},"
                 f"radices={list(self.radices)},strides={list(self.strides)}"
-                + (f",base={self.base}" if self.base else ""))
+                + (f",base={self.base}" if self.base else "") + (f",width={self.width}" if self.width else ""))
+
+    @property
+    def buffer(self) -> tuple:
+        """(units from its slot's start, units) of one buffer: the whole slot, or `width` units at the offset's
+        remainder modulo the slot."""
+        return ((self.offset - self.base) % self.slot, self.width) if self.width else (0, self.slot)
 
     def span(self) -> tuple:
         """[first, end) units of the spec that the view's buffers cover."""
@@ -258,7 +274,7 @@ class ViewLayout:
 
     def address(self, i: int) -> int:
         """Units into the spec where buffer i starts."""
-        return self.base + self.slot_of(i) * self.slot
+        return self.base + self.slot_of(i) * self.slot + self.buffer[0]
 
 
 class IntOps:

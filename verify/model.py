@@ -5,7 +5,8 @@ Read from the upstream bindings (generic form, Triton ops unregistered), one fun
 - `Alloc`: a `ttg.local_alloc` (SMEM, bytes) or `ttng.tmem_alloc` (TMEM, 32-bit columns x 128 lanes).
 - `View`: a descriptor of an allocation before any buffer is selected — the allocation itself, or a
   `ttg.memdesc_reinterpret` / subslice / transpose / reshape of it, at a static offset. Its dim 0 counts
-  buffers. TLX views (Contract 2) carry `tlx.view` (offset, stride, group, num, slot) and `tlx.alloc`.
+  buffers. TLX views (Contract 2) carry `tlx.view` (offset, stride, group, num, slot; width where a buffer is a
+  window of its slot) and `tlx.alloc`.
 - `Site`: a `ttg.memdesc_index` with its index as a Z3 term, the bound it must respect, and (for TLX
   views) the logical index recovered from under the `tlx.index_rewrite` ops.
 - `Sub`: a descriptor derived from one selected buffer (reinterpret, slice, nested index): must stay inside it.
@@ -126,6 +127,7 @@ class View:
     accessed_at: str = ""            # the source line of the first op that accesses it (a load, store, MMA ...)
     accessed_itself: bool = False    # some access is not through a reinterpret of one of its buffers
     unreadable: str = ""             # why its tlx.view could not be read (P1: "cannot prove")
+    slot_accessed_at: str = ""       # tlx.view width: where an op accesses a whole slot, not its buffer's window
     makers: list = field(default_factory=list)   # the ops that make it (equal reinterprets are one view)
 
     @property
@@ -150,6 +152,8 @@ class View:
             return self.whole_extent if not self.exact else self.md.buffer_units
         if not self.exact:
             return self.whole_extent
+        if self.tlx and self.tlx.width:
+            return self.tlx.width
         return self.md.buffer_units if (self.indexed or self.tlx) else self.md.size
 
     @property
@@ -158,8 +162,18 @@ class View:
             return self.pitch * (self.rank_buffers - 1) + self.size
         return self.whole_extent if not self.exact else self.md.size
 
+    @property
+    def in_slot(self) -> int:
+        """Units from the start of the slot an index selects to its buffer (tlx.view width; else 0)."""
+        return self.tlx.buffer[0] if self.exact and self.tlx and self.tlx.width else 0
+
     def lo(self, i):
         """Start (units, inside the allocation) of logical buffer i: a Z3 term for a Z3 i, an int for an int."""
+        return add(self.slot_lo(i), self.in_slot) if self.in_slot else self.slot_lo(i)
+
+    def slot_lo(self, i):
+        """Start of the slot logical buffer i lies in (what the IR's index selects; `lo` but for a buffer that
+        is a window of its slot)."""
         if self.pitch is not None:
             return add(self.offset, mul(i, self.pitch))
         if not self.exact:
@@ -342,6 +356,9 @@ class ModelBuilder:
                         r.view.accessed_at = r.view.accessed_at or loc_info(op.location, self.path)[1] or "?"
                         if r.site is None:
                             r.view.used_whole = True
+                        elif r.sub is None and r.view.tlx and r.view.tlx.width:   # a whole slot, not its window
+                            r.view.slot_accessed_at = (r.view.slot_accessed_at
+                                                       or loc_info(op.location, self.path)[1] or "?")
                         if r.sub is not None:
                             r.sub.accessed = True
                         if r.sub is None or not r.sub.borrow:
@@ -527,8 +544,8 @@ class ModelBuilder:
             try:
                 view.tlx = ViewLayout.from_fields(from_attr(tv))
             except (KeyError, ValueError, TypeError):
-                view.unreadable = f"tlx.view {tv} (a dictionary of offset, stride, group, num, slot, base and the " \
-                    "radices and strides arrays expected)"
+                view.unreadable = f"tlx.view {tv} (a dictionary of offset, stride, group, num, slot, base, optionally " \
+                    "width, and the radices and strides arrays expected)"
         view.alloc_id = _attr_str(op, "tlx.alloc")
         view.makers.append(op)
         view.no_tree = "tlx.no_reuse_tree" in op.attributes
@@ -670,7 +687,11 @@ def _reinterpret(b, op, v, src: Ref, md):
         view = b._view(src.view.alloc, op, md, src.view.offset, src.view.exact, "reinterpret",
                        whole=src.view.whole_extent)
         return [Ref(view, None, 0, md, md.size)]
-    return [b._sub(src, op, md, src.rel, md.size, borrow=True)]
+    # the buffer of a view whose buffers are windows of its slots, back in the buffer's own type (the lowering
+    # tags it with the view's tlx.alloc): the view's buffer itself, not another tenant of its bytes
+    own = bool(src.view.tlx and src.view.tlx.width and src.view.alloc_id
+               and _attr_str(op, "tlx.alloc") == src.view.alloc_id)
+    return [b._sub(src, op, md, src.rel, md.size, borrow=not own)]
 
 
 def _index(b, op, v, src: Ref, md):

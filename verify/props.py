@@ -106,7 +106,7 @@ class Query:
                 t = view.lo(var)
             else:
                 unit = view.md.buffer_units
-                t = add(view.offset + affine[1] * unit, mul(var, affine[0] * unit))
+                t = add(view.offset + view.in_slot + affine[1] * unit, mul(var, affine[0] * unit))
             self._lo[key] = t if z3.is_expr(t) else num(t, self.enc.ctx)
         return self._lo[key]
 
@@ -296,6 +296,13 @@ def p1_inside(kernel, alloc, q: Query) -> list:
                 out.append(Verdict("P1", alloc.name, VIOLATION, what, "; ".join(bad) + f" ({v.src})", v.src,
                                    "the lowering must emit a tlx.view consistent with the view's type"))
                 continue
+        if v.slot_accessed_at:
+            out.append(Verdict("P1", alloc.name, VIOLATION, what,
+                               f"an op at {v.slot_accessed_at} accesses a whole {v.md.buffer_units}-{unit} slot of "
+                               f"{v.name}, whose buffers are {v.size} {unit} at {v.in_slot} in their slot ({v.src})",
+                               v.slot_accessed_at, "select the buffer in its slot (`ttng.tmem_subslice` at its "
+                               "columns) before accessing it: the rest of the slot is other buffers'"))
+            continue
         if v.num <= 0:
             continue
         lo, slots = q.lo(v, i), v.rank_buffers
@@ -319,21 +326,23 @@ def p1_inside(kernel, alloc, q: Query) -> list:
         v = sub.view
         what = f"{sub.name} ({sub.md.short()}) inside one buffer of {v.name} ({v.size} {unit})"
         rel = sub.rel if z3.is_expr(sub.rel) else num(sub.rel, q.enc.ctx)
-        escape = [sub.site.cond, *inner, _nary(z3.Z3_mk_or, [lt(rel, 0), gt(add(rel, sub.extent), v.size)], q.enc.ctx)]
+        at = v.in_slot if sub.site.top and sub.site.view is v else 0   # rel counts from the slot's start
+        escape = [sub.site.cond, *inner,
+                  _nary(z3.Z3_mk_or, [lt(rel, at), gt(add(rel, sub.extent), at + v.size)], q.enc.ctx)]
 
-        def explain(m, sub=sub, v=v, rel=rel, what=what, escape=escape):
+        def explain(m, sub=sub, v=v, rel=rel, what=what, escape=escape, at=at):
             site = sub.site
             of = "its buffer"
             if site.top and site.view is v:   # which buffer, and where that puts the view in the allocation
-                base = v.lo(site.index)   # (the formula itself: the IR's index may be out of range here)
+                base = v.slot_lo(site.index)   # (the formula itself: the IR's index may be out of range here)
                 res, out = q.find(*escape, _or(base + rel < 0, base + rel + sub.extent > alloc.size))
                 m = out if res == "sat" else m   # an index at which it leaves the allocation, if there is one
                 idx, base = _ev(m, site.index), _ev(m, base)
                 of = f"{v.name}[{idx}]"
-            start = _ev(m, rel)
+            start = _ev(m, rel) - at
             where = "into the next buffer" if start >= 0 else "into the previous buffer"
             if of != "its buffer":
-                lo, hi = base + start, base + start + sub.extent
+                lo, hi = base + at + start, base + at + start + sub.extent
                 if lo < 0 or hi > alloc.size:
                     where = (f"{_rng(lo, hi, unit)} of {alloc.name}, "
                              f"{'before its start' if lo < 0 else 'past its end'} ({alloc.size} {unit})")
@@ -353,9 +362,13 @@ def _tlx_consistency(v, unit) -> list:
         buf = "x".join(map(str, v.md.shape[1:])) + "x" + v.md.elem
         bad.append(f"tlx.view slot={t.slot} but one {buf} buffer of the view is {v.md.buffer_units} {unit}")
     stride_used = t.num > t.group          # a view whose buffers all sit in index group 0 never uses the stride
-    if (t.slot <= 0 or t.group <= 0 or (stride_used and t.stride % t.slot) or t.offset % t.slot
+    at, width = t.buffer if t.slot > 0 else (0, t.slot)   # a buffer narrower than its slot: at offset mod slot
+    if (t.slot <= 0 or t.group <= 0 or (stride_used and t.stride % t.slot) or (t.offset - at) % t.slot
             or any(u % t.slot for u in t.strides)):
-        bad.append(f"offset {t.offset} and stride {t.stride} must be multiples of slot {t.slot}")
+        bad.append(f"offset {t.offset} and stride {t.stride} must be multiples of slot {t.slot}"
+                   + (f" (the offset less the buffer's {at} {unit} in its slot)" if t.width else ""))
+    if t.width < 0 or (t.width and at + width > t.slot):
+        bad.append(f"a buffer of {t.width} {unit} at {at} {unit} into its slot does not fit the slot's {t.slot} {unit}")
     if t.base % t.slot or t.base != v.offset:
         bad.append(f"tlx.view base={t.base} but the view starts {v.offset} {unit} into {v.alloc.name} "
                    f"(the base must be where it starts, a multiple of slot {t.slot})")

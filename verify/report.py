@@ -219,7 +219,7 @@ def alloc_maps(kernel) -> list:
             if rel is None:
                 continue
             v = s.view
-            bufs = [(i, v.lo(i) + rel, v.lo(i) + rel + s.extent) for i in range(min(v.num, MAX_DRAWN))]
+            bufs = [(i, v.slot_lo(i) + rel, v.slot_lo(i) + rel + s.extent) for i in range(min(v.num, MAX_DRAWN))]
             row = BufferMap(s.name, f"{s.md.short()} at +{rel} in each {v.name}[i]", s.src, bufs, s.exact)
             if all((r.name, r.buffers) != (row.name, row.buffers) for r in m.rows):
                 m.rows.append(row)

@@ -40,7 +40,20 @@ def gemm(block_k=64, stages=4, dtype=gl.bfloat16, c_dtype=None, alias=True):
 
 
 def placement(v, *names):
-    return {n: (v[n]["offset"], v[n]["stride"], v[n]["slot"]) for n in names}
+    """(offset, stride, units of one buffer) per view: a buffer is its slot, or `width` units of it."""
+    return {n: (v[n]["offset"], v[n]["stride"], v[n]["width"] or v[n]["slot"]) for n in names}
+
+
+def buffer_columns(ttgir, name, view):
+    """The columns the `.index()` calls whose result is named `name` select, read from the IR: the rewritten
+    constant slot, times the view's slot, plus the column of the `ttng.tmem_subslice` that selects the buffer in
+    its slot where buffers are windows of their slots (Triton 3.9's column windows)."""
+    slots = rewritten_constants(ttgir, name)
+    if not view["width"]:
+        return [s * view["slot"] for s in slots]
+    cols = {int(c) for c in re.findall(rf'%{name}(?:_\d+)? = ttng\.tmem_subslice %\S+ \{{offset = (\d+) : i32\}}',
+                                        ttgir)}
+    return sorted(s * view["slot"] + c for s in slots for c in cols)
 
 
 def rewritten_constants(ttgir, name):
@@ -113,10 +126,11 @@ def test_seed000_tree_hand_calculation(S):
     expected = sorted({(j // S) * (128 // sub) + j % S for j in range(2 * S)})
     assert rewritten_constants(k.ttgir, "p_sub") == expected == sorted(
         list(range(S)) + list(range(2 * S, 3 * S)))
-    # alpha[g], l[g], m[g] land in columns 64 + 128 g, 65 + 128 g, 66 + 128 g (1-column slots).
-    assert rewritten_constants(k.ttgir, "alpha") == [64, 192]
-    assert rewritten_constants(k.ttgir, "l_i") == [65, 193]
-    assert rewritten_constants(k.ttgir, "m_i") == [66, 194]
+    # alpha[g], l[g], m[g] land in columns 64 + 128 g, 65 + 128 g, 66 + 128 g (1-column slots, or on 3.9 slot g
+    # of 128 columns and its column 64, 65 or 66).
+    assert buffer_columns(k.ttgir, "alpha", v["alpha_tiles"]) == [64, 192]
+    assert buffer_columns(k.ttgir, "l_i", v["l_tiles"]) == [65, 193]
+    assert buffer_columns(k.ttgir, "m_i", v["m_tiles"]) == [66, 194]
     # The SMEM tree: Q and the output tile at the same offsets.
     assert placement(v, "q_tiles", "o_tiles") == {"q_tiles": (0, 32768, 32768), "o_tiles": (0, 32768, 32768)}
 

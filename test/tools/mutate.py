@@ -126,6 +126,8 @@ class Site:
     view: str                  # alloc id
     index: str                 # the index operand
     expr: tuple                # ("leaf", tok) | ("leafconst", v, tok) | ("const", v) | (op, a, b)
+    col: int = 0               # a view whose buffers are windows of its slots: the column its subslice selects
+    col_line: int | None = None   # ... and the line of that `ttng.tmem_subslice`
 
     @property
     def leaf(self):
@@ -185,7 +187,20 @@ class Lowered:
             m = _INDEX.search(line)
             v = m and self.view_of(m.group(1), n)
             if v:
-                self.sites.append(Site(n, v.alloc, m.group(2), self.expr(m.group(2), n)))
+                site = Site(n, v.alloc, m.group(2), self.expr(m.group(2), n))
+                if v.layout.width:
+                    site.col_line, site.col = self._window_column(n)
+                self.sites.append(site)
+
+    def _window_column(self, n):
+        """(line, column) of the `ttng.tmem_subslice` of the slot the `memdesc_index` at line n selects (the
+        lowering emits it right after the index)."""
+        res = re.match(rf"\s*({NAME}) = ", self.lines[n]).group(1)
+        for k in range(n + 1, min(n + 4, len(self.lines))):
+            m = re.search(rf"= ttng\.tmem_subslice {re.escape(res)} \{{offset = (\d+) : i32\}}", self.lines[k])
+            if m:
+                return k, int(m.group(1))
+        raise Unsupported(f"no tmem_subslice of the window view's slot after line {n + 1}")
 
     # -- SSA names: the nearest definition above a line is the one in scope (MLIR's printer reuses a name
     #    only once the previous one is out of scope)
@@ -303,18 +318,18 @@ def oracle(spec: Lowered, impl: Lowered) -> list:
     """Why the mutated IR `impl` is unsafe for the kernel `spec` declares (empty: safe). See module doc."""
     if len(spec.sites) != len(impl.sites):
         raise Unsupported("the mutant changed the number of uses")
-    foot = {}
+    foot = {}   # (view, user's index) -> {(slot, column of the buffer in it)} over the uses
     for s0, s1 in zip(spec.sites, impl.sites):
         for i in spec.domain(s0):
-            foot.setdefault((s0.view, i), set()).add(evaluate(s1.expr, i))
+            foot.setdefault((s0.view, i), set()).add((evaluate(s1.expr, i), s1.col))
     problems = []
     for (a, i), slots in sorted(foot.items()):
-        v, unit = impl.views[a], spec.views[a].layout.slot
+        v, unit, width = impl.views[a], spec.views[a].layout.slot, spec.views[a].layout.buffer[1]
         size = impl.backings[v.backing].size
         if len(slots) > 1:
             problems.append(f"{v.name}[{i}] addressed at slots {sorted(slots)} by different uses")
-        for s in sorted(slots):
-            if not 0 <= s < v.dim0 or v.layout.base + (s + 1) * unit > size:
+        for s, col in sorted(slots):
+            if not 0 <= s < v.dim0 or v.layout.base + s * unit + col + width > size or col + width > unit:
                 problems.append(f"{v.name}[{i}] at slot {s}: outside the view's {v.dim0} slots or the {size}-unit "
                                 "allocation")
     cells = sorted((a, i, s) for (a, i), slots in foot.items() for s in slots)
@@ -326,8 +341,9 @@ def oracle(spec: Lowered, impl: Lowered) -> list:
                 continue
             if not spec.must_be_disjoint(a, i, b, j, paths[back]):
                 continue
-            ua, ub = spec.views[a].layout.slot, spec.views[b].layout.slot
-            sa, sb = spec.views[a].layout.base + s * ua, spec.views[b].layout.base + t * ub   # bytes
+            la, lb = spec.views[a].layout, spec.views[b].layout
+            sa, sb = la.base + s[0] * la.slot + s[1], lb.base + t[0] * lb.slot + t[1]   # units
+            ua, ub = la.buffer[1], lb.buffer[1]
             if sa < sb + ub and sb < sa + ua:
                 problems.append(f"{spec.views[a].name}[{i}] [{sa}, {sa + ua}) overlaps "
                                 f"{spec.views[b].name}[{j}] [{sb}, {sb + ub})")
@@ -404,6 +420,9 @@ class Edit:
             t = layout.slot_of(x, _TextOps(const, bin_))   # the lowering's formula, as custom-form text
         self.before.setdefault(site.line, []).extend(out)
         self.set(site.line, self.line(site.line).replace(f"[{site.index}]", f"[{t}]", 1))
+        if site.col_line is not None:   # a window of its slot: the buffer's column in the slot, as laid out
+            self.set(site.col_line, self.line(site.col_line).replace(
+                f"{{offset = {site.col} : i32}}", f"{{offset = {layout.buffer[0]} : i32}}", 1))
         return self
 
 
@@ -429,8 +448,10 @@ def shift_offset(low):
     """The lowering placed a view one slot higher (lower): it may run into a neighbour, another stage or
     past the end of the allocation (or into free space: equivalent)."""
     for v in low.views.values():
-        for d in (1, -1):
-            lay = replace(v.layout, offset=v.layout.offset + d * v.layout.slot)
+        for d in (1, -1):   # one buffer: a slot, or the buffer's width in its slot
+            lay = replace(v.layout, offset=v.layout.offset + d * v.layout.buffer[1])
+            if lay.width and lay.buffer[0] + lay.width > lay.slot:
+                continue     # out of its slot's window: not a layout this form can express
             yield f"{v.name} offset {v.layout.offset} -> {lay.offset}", relayout(low, {v.alloc: lay})
 
 
@@ -470,7 +491,7 @@ def swap_group_type(low):
                 k = math.prod(g for _, _, g in paths[a])
                 starts = [lay.address(i) for i in range(min(k, lay.num))]
                 lo.append(min(starts))
-                hi.append(max(starts) + lay.slot)
+                hi.append(max(starts) + lay.buffer[1])
             return min(lo), max(hi)
         for path, node in _groups(tree):
             kids = node.get("children", [])
@@ -480,7 +501,9 @@ def swap_group_type(low):
                 else:
                     delta = span(kids[k - 1])[1] - span(kids[k])[0]
                 moved = _leaf_ids(kids[k])
-                if delta == 0 or any(delta % low.views[a].layout.slot for a in moved):
+                if delta == 0 or any(delta % low.views[a].layout.buffer[1] for a in moved) or any(
+                        (lay := replace(low.views[a].layout, offset=low.views[a].layout.offset + delta)).width
+                        and lay.buffer[0] + lay.width > lay.slot for a in moved):
                     continue
                 names = ",".join(low.views[a].name for a in moved)
                 yield (f"{node['kind']} group {node.get('src', '').rsplit('/', 1)[-1]}: {names} moved by {delta}",

@@ -1,5 +1,6 @@
 // RUN: tlx-opt %s --pass tlx-size-definition --pass tlx-buffer-offset | FileCheck %s --check-prefix=PLACE
 // RUN: tlx-opt %s | FileCheck %s
+// RUN: tlx-opt %s --row-windows | FileCheck %s --check-prefix=WINDOWS
 
 // Seed 000's flash-attention TMEM tree (BLOCK_M_SPLIT=128, BLOCK_N=128, 2 MMA groups, 2 slices):
 //   shared(qk, distinct(shared[group_size=2](p), alpha, l, m))
@@ -31,6 +32,11 @@
     // CHECK: "ttg.memdesc_reinterpret"(%[[B]]) {{.*}} -> !ttg.memdesc<2x128x128xf32, #tmem, #ttng.tensor_memory, mutable>
     // CHECK: %[[P:.*]] = "ttg.memdesc_reinterpret"(%[[B]]) {{.*}} -> !ttg.memdesc<8x128x64xbf16, #tmem_p, #ttng.tensor_memory, mutable>
     // CHECK: %[[AL:.*]] = "ttg.memdesc_reinterpret"(%[[B]]) {{.*}} -> !ttg.memdesc<256x128x1xf32, #tmem_1, #ttng.tensor_memory, mutable>
+    // Triton 3.9 (--row-windows): alpha, l, m are windows of one column in the spec's 2 slots of 128 columns,
+    // not 256 slots of one column (Triton's TMEM passes compute a footprint per slot an index may select).
+    // WINDOWS: %[[AL:.*]] = "ttg.memdesc_reinterpret"(%{{.*}}) {tlx.name = "alpha", tlx.view = {{{.*}}offset = 64 : i64{{.*}}slot = 128 : i64{{.*}}width = 1 : i64}} {{.*}} -> !ttg.memdesc<2x128x128xf32, #ttng.tensor_memory_encoding<blockM = 128, blockN = 128, colStride = 1>, #ttng.tensor_memory, mutable>
+    // WINDOWS: "ttg.memdesc_reinterpret"(%{{.*}}) {tlx.name = "l", tlx.view = {{{.*}}offset = 65 : i64{{.*}}width = 1 : i64}} {{.*}} -> !ttg.memdesc<2x128x128xf32
+    // WINDOWS: "ttg.memdesc_reinterpret"(%{{.*}}) {tlx.name = "m", tlx.view = {{{.*}}offset = 66 : i64{{.*}}width = 1 : i64}} {{.*}} -> !ttg.memdesc<2x128x128xf32
     %c0 = "arith.constant"() <{value = 0 : i32}> : () -> i32
     %c1 = "arith.constant"() <{value = 1 : i32}> : () -> i32
     %c3 = "arith.constant"() <{value = 3 : i32}> : () -> i32
@@ -42,6 +48,11 @@
     // alpha[1] = column 128 + 64 = slot 192.
     // CHECK: %[[C192:.*]] = "arith.constant"() {tlx.index_rewrite = "", tlx.logical_index = 1 : i64, value = 192 : i32}
     // CHECK: "ttg.memdesc_index"(%[[AL]], %[[C192]])
+    // alpha[1] = slot 1, column 64 in it; the buffer back in its own type for its users.
+    // WINDOWS: %[[S1:.*]] = "arith.constant"() {tlx.index_rewrite = "", tlx.logical_index = 1 : i64, value = 1 : i32}
+    // WINDOWS: %[[SLOT:.*]] = "ttg.memdesc_index"(%[[AL]], %[[S1]]) {{.*}} -> !ttg.memdesc<128x128xf32,
+    // WINDOWS: %[[COL:.*]] = "ttng.tmem_subslice"(%[[SLOT]]) {offset = 64 : i32} {{.*}} -> !ttg.memdesc<128x1xf32, {{.*}}, 128x128>
+    // WINDOWS: "ttg.memdesc_reinterpret"(%[[COL]]) {tlx.name = "alpha"} {{.*}} -> !ttg.memdesc<128x1xf32, #tmem_1, #ttng.tensor_memory, mutable>
     %a1 = "ttg.memdesc_index"(%alpha, %c1) : (!ttg.memdesc<2x128x1xf32, #tmem_1, #ttng.tensor_memory, mutable>, i32) -> !ttg.memdesc<128x1xf32, #tmem_1, #ttng.tensor_memory, mutable>
     // A runtime p index j: (j // 2) * 4 + (j % 2).
     // CHECK: "scf.for"

@@ -147,11 +147,11 @@ def _borrow_s_as_p(s_tmem, BM: gl.constexpr, BN: gl.constexpr):
 
 
 @gluon.jit
-def _borrow_s_as_alpha(s_tmem, BM: gl.constexpr, BN: gl.constexpr, COL: gl.constexpr):
-    # COL >= BN is the seeded bug: the reinterpret claims more columns than S's buffer has
+def _borrow_s_as_alpha(s_tmem, BM: gl.constexpr, BN: gl.constexpr, _W_COL: gl.constexpr):
+    # _W_COL >= BN is the seeded bug: the reinterpret claims more columns than S's buffer has
     layout: gl.constexpr = TensorMemoryLayout((BM, 1), col_stride=1)
-    WIDTH: gl.constexpr = BN if COL < BN else 2 * BN
-    return compat.reinterpret(s_tmem, gl.float32, [BM, WIDTH], layout).slice(COL, 1)
+    WIDTH: gl.constexpr = BN if _W_COL < BN else 2 * BN
+    return compat.reinterpret(s_tmem, gl.float32, [BM, WIDTH], layout).slice(_W_COL, 1)
 
 
 @gluon.jit
@@ -396,6 +396,106 @@ TLX_CASES = {
         ["CHECK: P6 spec0: VIOLATION: spec0 needs 196608 bytes, the target has 101376"]),
 }
 
+# --- Triton 3.9's lowering of one-column TMEM buffers (`python_passes/storage_alias_allocation._column_slots`):
+# the spec as slots of 128 columns, each buffer a window of its slot (tlx.view width) selected by a
+# ttng.tmem_subslice and reinterpreted to the buffer's own type. Written here, not by synth.py, which writes
+# one slot per buffer.
+
+def _tm(n):
+    return f"#ttng.tensor_memory_encoding<blockM = 128, blockN = {n}, colStride = 1>"
+
+
+_W_SLOTS = f"!ttg.memdesc<2x128x128xf32, {_tm(128)}, #ttng.tensor_memory, mutable>"
+_W_SLOT = f"!ttg.memdesc<128x128xf32, {_tm(128)}, #ttng.tensor_memory, mutable>"
+_W_COL = f"!ttg.memdesc<128x1xf32, {_tm(128)}, #ttng.tensor_memory, mutable, 128x128>"
+_W_BUF = f"!ttg.memdesc<128x1xf32, {_tm(1)}, #ttng.tensor_memory, mutable>"
+_W_BACK = f"!ttg.memdesc<128x256xi32, {_tm(256)}, #ttng.tensor_memory, mutable>"
+_W_TREE = (r'{\"kind\": \"shared\", \"group_size\": 1, \"src\": \"fa.py:20\", \"children\": [\"a0\", '
+           r'{\"kind\": \"distinct\", \"group_size\": 1, \"src\": \"fa.py:21\", \"children\": [\"a2\", \"a3\"]}]}')
+
+
+def _window_view(var, aid, name, line, offset, width=None):
+    """A view of the spec as 2 slots of 128 columns (`width`: its buffers are that many columns of a slot)."""
+    w = f", width = {width} : i64" if width else ""
+    return (f'    %{var} = "ttg.memdesc_reinterpret"(%backing) {{tlx.alloc = "{aid}", tlx.name = "{name}", '
+            f'tlx.spec = "spec0", tlx.src = "fa.py:{line}", tlx.view = {{base = 0 : i64, group = 1 : i64, '
+            f'num = 2 : i64, offset = {offset} : i64, radices = array<i64>, slot = 128 : i64, stride = 128 : i64, '
+            f'strides = array<i64>{w}}}, tlx.overlap = "{_W_TREE}"}} : ({_W_BACK}) -> {_W_SLOTS} '
+            f'loc("{name}"("fa.py":{line}:5))')
+
+
+def _window_site(var, aid, name, line, col, whole=False):
+    """Slot i of the view, its column `col` as the buffer, loaded (`whole`: the whole slot loaded instead)."""
+    at, next_line = f'loc("{name}"("fa.py":{line}:9))', f'loc("fa.py":{line + 1}:9)'
+    out = [f'      %{var}_slot = "ttg.memdesc_index"(%{var}, %i) : ({_W_SLOTS}, i32) -> {_W_SLOT} {at}']
+    if whole:
+        return out + [f'      %{var}_all = "ttng.tmem_load"(%{var}_slot) : ({_W_SLOT}) -> tensor<128x128xf32> {next_line}']
+    return out + [
+        f'      %{var}_col = "ttng.tmem_subslice"(%{var}_slot) {{offset = {col} : i32}} : ({_W_SLOT}) -> {_W_COL} {at}',
+        f'      %{var}_buf = "ttg.memdesc_reinterpret"(%{var}_col) {{tlx.alloc = "{aid}", tlx.name = "{name}"}} : '
+        f'({_W_COL}) -> {_W_BUF} {at}',
+        f'      %{var}_val = "ttng.tmem_load"(%{var}_buf) : ({_W_BUF}) -> tensor<128x1xf32> {next_line}']
+
+
+def window_module(alpha_off=64, l_off=65, alpha_col=64, l_col=65, whole=False, alpha_width=1):
+    """qk (2 x 128 columns), alpha and l (one column each at 64 and 65 of each slot, distinct siblings) indexed
+    by `iv % 2` in a loop; the edits move a declaration or a selected column, or load alpha's whole slot."""
+    lines = ['"builtin.module"() ({',
+             '  "tt.func"() <{function_type = (i32) -> (), sym_name = "kernel", sym_visibility = "public"}> ({',
+             '  ^bb0(%n: i32):',
+             f'    %backing = "ttng.tmem_alloc"() {{tlx.backing = "spec0", tlx.src = "fa.py:10"}} : () -> {_W_BACK} loc("spec"("fa.py":10:5))',
+             _window_view("qk", "a0", "qk_tiles", 11, 0), _window_view("alpha", "a2", "alpha_tiles", 12, alpha_off, alpha_width),
+             _window_view("l", "a3", "l_tiles", 13, l_off, 1),
+             '    %c0 = "arith.constant"() <{value = 0 : i32}> : () -> i32 loc("fa.py":14:5)',
+             '    %c1 = "arith.constant"() <{value = 1 : i32}> : () -> i32 loc("fa.py":14:5)',
+             '    %c2 = "arith.constant"() <{value = 2 : i32}> : () -> i32 loc("fa.py":14:5)',
+             '    "scf.for"(%c0, %n, %c1) ({',
+             '    ^bb0(%iv: i32):',
+             '      %i = "arith.remsi"(%iv, %c2) : (i32, i32) -> i32 loc("i"("fa.py":15:9))',
+             f'      %qk_buf = "ttg.memdesc_index"(%qk, %i) : ({_W_SLOTS}, i32) -> {_W_SLOT} loc("qk_tiles"("fa.py":16:9))',
+             f'      %qk_val = "ttng.tmem_load"(%qk_buf) : ({_W_SLOT}) -> tensor<128x128xf32> loc("fa.py":17:9)',
+             *_window_site("alpha", "a2", "alpha_tiles", 18, alpha_col, whole),
+             *_window_site("l", "a3", "l_tiles", 20, l_col),
+             '      "scf.yield"() : () -> () loc("fa.py":22:5)',
+             '    }) : (i32, i32, i32) -> () loc("fa.py":14:5)',
+             '    "tt.return"() : () -> () loc("fa.py":23:5)',
+             '  }) : () -> () loc("fa.py":9:1)',
+             '}) : () -> ()', '']
+    return "\n".join(lines)
+
+
+
+WINDOW_CASES = {
+    "tlx-column-windows.mlir": (
+        "Seed 000's alpha and l tiles as Triton 3.9 lowers them: 2 slots of 128 columns, each buffer a one-column "
+        "window of its slot, selected by a ttng.tmem_subslice and reinterpreted back: every property proven; the "
+        "map shows the buffers' own columns.", {}, "ok",
+        ["CHECK: P1 spec0: proven", "CHECK: P2 spec0: proven", "CHECK: P3 spec0: proven", "CHECK: P4 spec0: proven",
+         "CHECK: P5 spec0: proven", "CHECK: -> SAFE",
+         "CHECK: alpha_tiles: 2x128x128xf32 at +0, 2 x 1 cols, tlx.view group=1, {{.*}}: [0]=64..65 [1]=192..193",
+         "CHECK: l_tiles: 2x128x128xf32 at +0, 2 x 1 cols, tlx.view group=1, {{.*}}: [0]=65..66 [1]=193..194"]),
+    "bugs/tlx-window-wrong-column.mlir": (
+        "alpha's buffer selected at column 65 of its slot, where tlx.view puts it at 64: it reads l's column (P1).",
+        {"alpha_col": 65}, "bad",
+        ["CHECK: P1 spec0: VIOLATION: alpha_tiles spans cols [1, 2) of alpha_tiles[{{[01]}}], but a buffer of "
+         "alpha_tiles has 1 cols: it reaches into the next buffer (cols [{{65|193}}, {{66|194}}) of spec0)"]),
+    "bugs/tlx-window-whole-slot.mlir": (
+        "A load of alpha's whole 128-column slot, where its buffer is one column of it: the rest is qk's and l's (P1).",
+        {"whole": True}, "bad",
+        ["CHECK: P1 spec0: VIOLATION: an op at fa.py:19 accesses a whole 128-cols slot of alpha_tiles, whose buffers "
+         "are 1 cols at 64 in their slot"]),
+    "bugs/tlx-window-past-slot.mlir": (
+        "alpha declared 65 columns wide at column 64 of its 128-column slot: its buffer would cross into the next "
+        "slot (P1: the declaration contradicts itself).", {"alpha_width": 65}, "bad",
+        ["CHECK: P1 spec0: VIOLATION: a buffer of 65 cols at 64 cols into its slot does not fit the slot's 128 cols"]),
+    "bugs/tlx-window-distinct-overlap.mlir": (
+        "l declared at column 64, alpha's, though the tree makes them distinct siblings: P4 compares the buffers' "
+        "windows, not the slots every view here shares.", {"l_off": 64, "l_col": 64}, "bad",
+        ["CHECK: P4 spec0: VIOLATION: alpha_tiles[{{[01]}}] cols [{{64|192}}, {{65|193}}) ({{.*}}) overlaps "
+         "l_tiles[{{[01]}}] cols [{{64|192}}, {{65|193}})"]),
+}
+
+
 # Triton releases that reject a kernel themselves, with their diagnostic: 3.8's memdesc_reinterpret keeps the
 # exact size (no tile smaller than the ring it borrows); 3.8 and 3.9 refuse a view larger than its source.
 REJECTED = {
@@ -424,6 +524,14 @@ def write_tlx_cases():
         path = os.path.join(root, name)
         with open(path, "w") as f:
             f.write(text)
+        print("wrote", path)
+    for name, (intent, edits, expect, checks) in WINDOW_CASES.items():
+        run = ("// RUN: %PYTHON -m tlx_alias.verify.cli %s --map | FileCheck %s" if expect == "ok" else
+               "// RUN: not %PYTHON -m tlx_alias.verify.cli %s | FileCheck %s")
+        head = [f"// {intent}", "// Generated by Inputs/make_inputs.py (window_module).", run] + [f"// {c}" for c in checks]
+        path = os.path.join(root, name)
+        with open(path, "w") as f:
+            f.write("\n".join(head) + "\n\n" + window_module(**edits))
         print("wrote", path)
 
 
