@@ -14,7 +14,9 @@ Compiler side:
   dim 0 is a pipelining dimension any size may take and P is a power of two (3.8 aborts, 3.9 rejects other
   non-power-of-two shapes); `memdesc_reinterpret` keeps the exact size on 3.8 (REINTERPRET_KEEPS_SIZE); a
   `memdesc_subslice` of rows of that backing verifies on 3.9 only (3.6-3.8 abort unless G is a power of two:
-  SUBSLICE_ANY_SHAPE), which is also the release whose Membar needs it (exact per-slot footprints).
+  SUBSLICE_ANY_SHAPE), which is also the release whose Membar and TMEM passes need it (exact per-slot
+  footprints): the lowering's row windows (SMEM) and column windows (TMEM, a `ttng.tmem_subslice` with 3.9's
+  `offset`) are on where it is.
 
 Gluon side (the frontend and kernels call these instead of the renamed builtins): `barrier`, `tma_load`,
 `tma_store`, `tmem_reg_layout`, `reinterpret`, `tmem_layout`.
