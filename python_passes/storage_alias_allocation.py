@@ -140,8 +140,8 @@ def _replace_with_view(alloc, backing, total, ctx, exact_views, row_windows):
     source, view_text = backing.result, None
     if row_windows and desc.space != TMEM:
         source, where, slots = _window(backing, where, total, slots, alloc)
-    elif row_windows:
-        where, slots, view_text = _column_slots(where, total, desc, slots)
+    elif row_windows and (windowed := _column_slots(where, total, desc)) is not None:
+        where, slots, view_text = windowed
     view_type = ir.Type.parse(view_text or with_leading(desc.text, slots))
     view = ir.Operation.create("ttg.memdesc_reinterpret", results=[view_type],
                                operands=[source], loc=alloc.location, ip=ir.InsertionPoint(alloc))
@@ -179,21 +179,21 @@ def _window(backing, where, total, slots, alloc):
     return window.result, replace(where, base=base), units // where.slot
 
 
-def _column_slots(where, total, desc, slots):
-    """(layout, slots, view type or None) of a TMEM view: where its one-buffer slots would be many more than the
-    spec's slots of W columns (W the largest power of two that divides the spec and every stride and holds the
-    buffer at the offset's remainder; a TMEM encoding's blockN is a power of two), slots of W columns with the
-    buffer a window of `width` columns in each (`tlx.view`'s width; `_select_window` emits the subslice):
-    Triton 3.9's TMEM analyses compute a footprint per slot a runtime index may select (seed 000's one-column
-    buffers: 256 slots of one column -> 2 of 128). Buffers of 32-bit elements one column each, [num, M, N],
-    only; the others keep one slot per buffer."""
+def _column_slots(where, total, desc):
+    """(layout, slots, view type) of a TMEM view whose one-buffer slots would be many more than the spec's slots
+    of W columns (W the largest power of two that divides the spec and every stride and holds the buffer at the
+    offset's remainder; a TMEM encoding's blockN is a power of two): slots of W columns with the buffer a window
+    of `width` columns in each (`tlx.view`'s width; `_select_window` emits the subslice). Triton 3.9's TMEM
+    analyses compute a footprint per slot a runtime index may select (seed 000's one-column buffers: 256 slots
+    of one column -> 2 of 128). Buffers of 32-bit elements one column each, [num, M, N], only; None for the
+    others (one slot per buffer)."""
     b = where.slot
     if len(desc.shape) != 3 or desc.bits != 32 or desc.cols_per_element() != 1 or desc.shape[2] != b:
-        return where, slots, None
+        return None
     w = math.gcd(total, *(u for u in where.strides), *((where.stride,) if where.num > where.group else ()))
     w &= -w                      # a TMEM encoding's blockN is a power of two
     if w <= b or (where.offset - where.base) % w + b > w or w != desc.units((desc.shape[1], w)):
-        return where, slots, None
+        return None
     block_m = desc.tmem_params.get("blockM", desc.shape[1])
     text = (f"!ttg.memdesc<{total // w}x{desc.shape[1]}x{w}x{desc.elem}, #ttng.tensor_memory_encoding<"
             f"blockM = {block_m}, blockN = {w}, colStride = 1>, #ttng.tensor_memory, mutable>")
@@ -225,7 +225,7 @@ def unit_of(desc) -> str:
     return "columns" if desc.space == TMEM else "bytes"
 
 
-def _retype_and_rewrite(view, where, alloc_src, tags=None):
+def _retype_and_rewrite(view, where, alloc_src, tags):
     """Give every value that carries `view` (loop-carried, yielded, captured) the view's type, and rewrite
     the index of every `ttg.memdesc_index` of it. A carried value that also receives another descriptor is
     an error: one index rewrite cannot serve both."""
@@ -237,7 +237,7 @@ def _retype_and_rewrite(view, where, alloc_src, tags=None):
             if owner.name == "ttg.memdesc_index" and pos == 0:
                 _rewrite_index(owner, where)
                 if where.width:
-                    _select_window(owner, where, tags or {})
+                    _select_window(owner, where, tags)
             elif owner.name in ("ttg.local_dealloc", "ttng.tmem_dealloc"):
                 owner.erase()
             else:

@@ -486,7 +486,7 @@ class Encoder:
         self.loop_vars: dict = {}
         self.ranges: dict = {}           # scf.for op -> the literal `runs` of its body (`_range`)
         self._carried_arg: dict = {}         # Z3 id of a carried value's variable -> its block argument
-        self._hs = [None, None]          # solver(k): [solver, facts added so far], made when first asked for
+        self._hs = [None, None]          # solver(k): [solver, facts added so far, its rlimit], made when asked for
         self._names: dict = {}
         self._vars: dict = {}            # Z3 ast id -> names of its variables (see var_names)
         self._vars_roots: list = []      # terms whose subterm ids _vars holds: alive, so ids stay theirs
@@ -935,12 +935,20 @@ class Encoder:
             solver = z3.SolverFor("QF_LIA", ctx=self.ctx) if k == 0 else z3.Solver(ctx=self.ctx)
             # A deterministic budget (z3 resource units), not wall time: verdicts must not depend on load.
             solver.set("rlimit", RLIMIT_INVARIANT)
-            self._hs[k] = [solver, 0]
+            self._hs[k] = [solver, 0, RLIMIT_INVARIANT]
         entry = self._hs[k]
         if entry[1] < len(self.facts):
             entry[0].add(self.facts[entry[1]:])
             entry[1] = len(self.facts)
         return entry[0]
+
+    def limit(self, k, units: int):
+        """Solver k's budget for each check from now on, in Z3 resource units (set only when it changes: a
+        parameter update reaches into the solver each time)."""
+        entry = self._hs[k]
+        if entry[2] != units:
+            entry[0].set("rlimit", units)
+            entry[2] = units
 
     def _prune(self, cands, hyp, goal, rounds=None):
         """The candidates whose goal holds under facts + hyp (`rounds=1`: those the first counterexample does

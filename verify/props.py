@@ -154,7 +154,7 @@ class Query:
             if left <= 0:
                 return "unknown", f"; the proof budget of this kernel ({self.budget} Z3 resource units) is used up"
             self.calls += 1
-            s.set("rlimit", min(self.rlimit, left))
+            self.enc.limit(k, min(self.rlimit, left))
             before = self._count(s)
             s.push()
             try:
