@@ -933,9 +933,8 @@ class Encoder:
         gives up (a modulus by a variable, a product of variables)."""
         if self._hs[k] is None:
             solver = z3.SolverFor("QF_LIA", ctx=self.ctx) if k == 0 else z3.Solver(ctx=self.ctx)
-            # A deterministic budget (z3 resource units), not wall time: verdicts must not depend on load.
-            solver.set("rlimit", RLIMIT_INVARIANT)
-            self._hs[k] = [solver, 0, RLIMIT_INVARIANT]
+            self._hs[k] = [solver, 0, None]
+            self.limit(k, RLIMIT_INVARIANT)
         entry = self._hs[k]
         if entry[1] < len(self.facts):
             entry[0].add(self.facts[entry[1]:])
@@ -943,8 +942,8 @@ class Encoder:
         return entry[0]
 
     def limit(self, k, units: int):
-        """Solver k's budget for each check from now on, in Z3 resource units (set only when it changes: a
-        parameter update reaches into the solver each time)."""
+        """Solver k's budget for each check from now on, in Z3 resource units: deterministic, not wall time, so
+        verdicts do not depend on load (set only when it changes: a parameter update reaches into the solver)."""
         entry = self._hs[k]
         if entry[2] != units:
             entry[0].set("rlimit", units)
